@@ -1,0 +1,74 @@
+package state
+
+import (
+	"context"
+	"errors"
+)
+
+// CheckpointID identifies a committed checkpoint. 0 means "no checkpoint":
+// an empty pool.
+type CheckpointID uint64
+
+// Entry is one change in a checkpoint delta: a new value, or a tombstone.
+type Entry struct {
+	Key      Key
+	KeyGroup int
+	Value    []byte
+	Deleted  bool
+}
+
+// Delta is everything that changed since the previous checkpoint, plus the
+// keys that were hot when it was taken (for warm restore).
+type Delta struct {
+	ID      CheckpointID
+	Parent  CheckpointID
+	Entries []Entry
+	HotKeys []Key
+}
+
+// Bytes is the payload size of the delta's entries (keys plus values).
+func (d *Delta) Bytes() int64 {
+	var n int64
+	for _, e := range d.Entries {
+		n += int64(len(e.Key.Key) + len(e.Value) + 4)
+	}
+	return n
+}
+
+// Lookup is the result of reading one key from a pool.
+type Lookup struct {
+	Value []byte
+	Found bool
+}
+
+// RemotePool is the durable tier of the disaggregated backend: values as of
+// one committed checkpoint, which a whole job (all subtasks) shares.
+//
+// Implementations must be safe for concurrent use: loads run on executor
+// goroutines while a commit may be in progress on the snapshot worker.
+type RemotePool interface {
+	// GetMany reads keys as of the checkpoint the pool currently serves.
+	// The result has one Lookup per key, in order.
+	GetMany(ctx context.Context, keys []Key) ([]Lookup, error)
+	// Commit durably writes d and makes d.ID the served checkpoint. It fails
+	// with ErrFenced if d.Parent is no longer the latest committed checkpoint
+	// (another writer got there first); a failed commit is never visible.
+	Commit(ctx context.Context, d *Delta) error
+	// Restore makes the pool serve checkpoint id (0: empty). Nothing is
+	// loaded eagerly.
+	Restore(ctx context.Context, id CheckpointID) error
+	// Latest returns the newest committed checkpoint (0 if none).
+	Latest(ctx context.Context) (CheckpointID, error)
+	// HotKeys returns the working set recorded with checkpoint id.
+	HotKeys(ctx context.Context, id CheckpointID) ([]Key, error)
+	// Close releases the pool's resources.
+	Close() error
+}
+
+// Errors a pool reports.
+var (
+	// ErrFenced: a commit lost the race for CURRENT; this writer is stale.
+	ErrFenced = errors.New("state: commit fenced: another writer committed first")
+	// ErrNoCheckpoint: the requested checkpoint does not exist.
+	ErrNoCheckpoint = errors.New("state: no such checkpoint")
+)
