@@ -51,7 +51,7 @@ var kindNames = [...]string{
 	RecordSubmitted: "submit", RecordParked: "park", RecordPromoted: "promote",
 	RecordSuspended: "suspend", RecordResumed: "resume", RecordFinished: "finish",
 	Backpressure: "backpressure",
-	ReadIssued: "read", ReadHit: "hit", ReadMiss: "miss", ReadBatch: "batch", ReadDone: "loaded",
+	ReadIssued:   "read", ReadHit: "hit", ReadMiss: "miss", ReadBatch: "batch", ReadDone: "loaded",
 	EpochOpened: "epoch-open", EpochClosed: "epoch-close", EpochReleased: "epoch-release",
 	WatermarkForwarded: "watermark", TimerFired: "timer", LateDropped: "late-drop",
 	KeyEvicted: "evict", KeyPinned: "pin", KeyUnpinned: "unpin",
