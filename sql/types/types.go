@@ -1,0 +1,149 @@
+// Package types defines clink's SQL data types, the Value and Row
+// representations the engine moves around, their comparison with SQL NULL
+// semantics, display formatting and stable binary encodings for state.
+package types
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind enumerates the SQL type families clink supports.
+type Kind uint8
+
+// The kinds. KindNull is the type of an untyped NULL literal; a NULL Value of
+// a typed column still carries KindNull as its kind (see Value).
+const (
+	KindNull Kind = iota
+	KindBool
+	KindInt
+	KindBigInt
+	KindDouble
+	KindDecimal
+	KindVarchar
+	KindTimestamp
+	KindInterval
+)
+
+// MaxDecimalPrecision is the largest DECIMAL precision clink represents
+// exactly: decimals are scaled int64 values (see docs/sql.md).
+const MaxDecimalPrecision = 18
+
+// Type is a SQL type: a kind plus precision and scale for DECIMAL and
+// fractional-second precision for TIMESTAMP.
+type Type struct {
+	Kind      Kind
+	Precision uint8
+	Scale     uint8
+}
+
+// Common types, for convenience and readable tests.
+var (
+	Null      = Type{Kind: KindNull}
+	Bool      = Type{Kind: KindBool}
+	Int       = Type{Kind: KindInt}
+	BigInt    = Type{Kind: KindBigInt}
+	Double    = Type{Kind: KindDouble}
+	Varchar   = Type{Kind: KindVarchar}
+	Timestamp = Type{Kind: KindTimestamp, Precision: 3}
+	Interval  = Type{Kind: KindInterval}
+)
+
+// Decimal returns the DECIMAL(p,s) type.
+func Decimal(p, s uint8) Type { return Type{Kind: KindDecimal, Precision: p, Scale: s} }
+
+// IsNumeric reports whether values of t take part in arithmetic.
+func (t Type) IsNumeric() bool {
+	switch t.Kind {
+	case KindInt, KindBigInt, KindDouble, KindDecimal:
+		return true
+	}
+	return false
+}
+
+// IsInteger reports whether t is INT or BIGINT.
+func (t Type) IsInteger() bool { return t.Kind == KindInt || t.Kind == KindBigInt }
+
+// String renders t as SQL, e.g. "DECIMAL(10,2)" or "TIMESTAMP(3)".
+func (t Type) String() string {
+	switch t.Kind {
+	case KindNull:
+		return "NULL"
+	case KindBool:
+		return "BOOLEAN"
+	case KindInt:
+		return "INT"
+	case KindBigInt:
+		return "BIGINT"
+	case KindDouble:
+		return "DOUBLE"
+	case KindDecimal:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
+	case KindVarchar:
+		return "VARCHAR"
+	case KindTimestamp:
+		return fmt.Sprintf("TIMESTAMP(%d)", t.Precision)
+	case KindInterval:
+		return "INTERVAL"
+	}
+	return fmt.Sprintf("Kind(%d)", t.Kind)
+}
+
+// ParseTypeName maps a SQL type name and its optional parameters to a Type.
+// It accepts the usual synonyms (INTEGER, FLOAT8, STRING, TEXT, ...). The
+// name is matched case-insensitively.
+func ParseTypeName(name string, params []int) (Type, error) {
+	n := strings.ToUpper(name)
+	want := func(max int) error {
+		if len(params) > max {
+			return fmt.Errorf("type %s takes at most %d parameters", n, max)
+		}
+		return nil
+	}
+	switch n {
+	case "BOOLEAN", "BOOL":
+		return Bool, want(0)
+	case "INT", "INTEGER", "INT4", "SMALLINT", "TINYINT":
+		return Int, want(0)
+	case "BIGINT", "INT8", "LONG":
+		return BigInt, want(0)
+	case "DOUBLE", "FLOAT", "FLOAT8", "REAL", "FLOAT4", "DOUBLE PRECISION":
+		return Double, want(0)
+	case "VARCHAR", "STRING", "TEXT", "CHAR", "CHARACTER VARYING":
+		return Varchar, want(1)
+	case "TIMESTAMP", "DATETIME":
+		if err := want(1); err != nil {
+			return Type{}, err
+		}
+		if len(params) == 1 && (params[0] < 0 || params[0] > 3) {
+			return Type{}, fmt.Errorf("TIMESTAMP(%d): clink stores millisecond precision, use 0..3", params[0])
+		}
+		return Timestamp, nil
+	case "INTERVAL":
+		return Interval, want(0)
+	case "DECIMAL", "NUMERIC", "DEC":
+		return decimalType(params)
+	}
+	return Type{}, fmt.Errorf("unknown type %s", name)
+}
+
+func decimalType(params []int) (Type, error) {
+	p, s := MaxDecimalPrecision, 0
+	switch len(params) {
+	case 0:
+		// DECIMAL without parameters: widest precision, scale 0 as in SQL.
+	case 1:
+		p = params[0]
+	case 2:
+		p, s = params[0], params[1]
+	default:
+		return Type{}, fmt.Errorf("DECIMAL takes at most 2 parameters")
+	}
+	if p < 1 || p > MaxDecimalPrecision {
+		return Type{}, fmt.Errorf("DECIMAL precision %d out of range 1..%d (decimals are scaled int64)", p, MaxDecimalPrecision)
+	}
+	if s < 0 || s > p {
+		return Type{}, fmt.Errorf("DECIMAL scale %d out of range 0..%d", s, p)
+	}
+	return Decimal(uint8(p), uint8(s)), nil
+}
