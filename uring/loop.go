@@ -21,10 +21,6 @@ type completion struct {
 // submits everything published since the last one and, when nothing is
 // ready, waits for at least one completion.
 func (r *Reactor) loop() {
-	// Pin the loop to one thread so the requests it submits, and their
-	// task work, stay with a thread that keeps entering the ring.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer close(r.done)
 	var comps []completion
 	stopping, cancelled := false, false
@@ -33,6 +29,13 @@ func (r *Reactor) loop() {
 		comps, sawStop = r.reap(comps[:0])
 		stopping = stopping || sawStop
 		r.dispatch(comps)
+		if len(comps) > 0 {
+			// Let the goroutines just readied run (and submit their next
+			// request) before this goroutine blocks in the kernel: a
+			// goroutine readied onto a P whose goroutine sits in a syscall
+			// otherwise waits for sysmon to retake the P.
+			runtime.Gosched()
+		}
 		clear(comps)
 		if stopping {
 			if r.inFlight() == 0 {
