@@ -160,8 +160,6 @@ func (c *Controller) Submit(key uint64, body Body) bool {
 	r := c.alloc()
 	r.key, r.body = key, body
 	r.epoch = c.epochs[len(c.epochs)-1].id
-	c.epochs[len(c.epochs)-1].pending++
-	c.inflight++
 	c.local.submitted++
 	if c.bus.Enabled() {
 		c.emitRecord(event.RecordSubmitted, r)
@@ -177,7 +175,17 @@ func (c *Controller) Submit(key uint64, body Body) bool {
 	return true
 }
 
+// count enters r in its epoch's pending count and the in-flight total. A
+// record that finishes inside Submit (a hot hit) is never counted: nothing
+// could observe it in between.
+func (c *Controller) count(r *Record) {
+	r.counted = true
+	c.epochs[r.epoch-c.epochBase].pending++
+	c.inflight++
+}
+
 func (c *Controller) park(owner, r *Record) {
+	c.count(r)
 	r.state = recParked
 	if owner.tail == nil {
 		owner.head = r
@@ -206,7 +214,7 @@ func (c *Controller) run(r *Record) {
 
 // settle runs promoted records and due epoch releases until none are left.
 func (c *Controller) settle() {
-	if c.promoting {
+	if c.promoting || (len(c.promote) == 0 && !c.releasable()) {
 		return
 	}
 	c.promoting = true

@@ -19,16 +19,17 @@ const (
 // Record is one admitted record's slot in the controller. Records are
 // pooled: a body must not use its *Record after calling Finish.
 type Record struct {
-	c     *Controller
-	key   uint64
-	body  Body
-	epoch uint64
-	gen   uint32
-	state recState
-	gated bool    // registered in the gate (it suspended at least once)
-	next  *Record // parked FIFO link, or free-list link
-	head  *Record // parked FIFO behind this in-flight record
-	tail  *Record
+	c       *Controller
+	key     uint64
+	body    Body
+	epoch   uint64
+	gen     uint32
+	state   recState
+	gated   bool    // registered in the gate (it suspended at least once)
+	counted bool    // entered in its epoch's pending count and in-flight total
+	next    *Record // parked FIFO link, or free-list link
+	head    *Record // parked FIFO behind this in-flight record
+	tail    *Record
 }
 
 // Key is the record's key hash.
@@ -52,7 +53,7 @@ func (c *Controller) alloc() *Record {
 
 func (c *Controller) release(r *Record) {
 	r.gen++
-	r.body, r.head, r.tail, r.gated, r.state = nil, nil, nil, false, recFree
+	r.body, r.head, r.tail, r.gated, r.counted, r.state = nil, nil, nil, false, false, recFree
 	r.next = c.free
 	c.free = r
 }
@@ -71,15 +72,17 @@ func (r *Record) Finish(err error) {
 	if c.bus.Enabled() {
 		c.emitRecord(event.RecordFinished, r)
 	}
-	e := &c.epochs[r.epoch-c.epochBase]
-	e.pending--
-	c.inflight--
 	if r.gated {
 		c.passKey(r)
 	}
+	counted, epoch := r.counted, r.epoch
 	c.release(r)
-	if e.pending == 0 && e.closed {
-		c.tryRelease()
+	if counted {
+		c.inflight--
+		e := &c.epochs[epoch-c.epochBase]
+		if e.pending--; e.pending == 0 && e.closed {
+			c.tryRelease()
+		}
 	}
 }
 
@@ -114,6 +117,9 @@ func (c *Controller) passKey(r *Record) {
 // suspend registers r as its key's in-flight record while it waits.
 func (r *Record) suspend() {
 	c := r.c
+	if !r.counted {
+		c.count(r)
+	}
 	r.state = recSuspended
 	c.local.suspends++
 	if !r.gated {
@@ -175,12 +181,12 @@ func (c *Controller) OnWatermark(release func()) {
 
 // tryRelease runs the release actions of finished epochs, oldest first.
 func (c *Controller) tryRelease() {
-	if c.releasing {
+	if c.releasing || !c.releasable() {
 		return
 	}
 	c.releasing = true
 	defer func() { c.releasing = false }()
-	for len(c.epochs) > 1 && c.epochs[0].closed && c.epochs[0].pending == 0 {
+	for c.releasable() {
 		e := c.epochs[0]
 		c.epochs[0] = epoch{}
 		c.epochs = c.epochs[1:]
@@ -193,6 +199,11 @@ func (c *Controller) tryRelease() {
 			c.runRelease(e.release)
 		}
 	}
+}
+
+// releasable reports whether the oldest epoch is closed and finished.
+func (c *Controller) releasable() bool {
+	return len(c.epochs) > 1 && c.epochs[0].closed && c.epochs[0].pending == 0
 }
 
 func (c *Controller) runRelease(f func()) {
