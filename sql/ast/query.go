@@ -1,0 +1,145 @@
+package ast
+
+// Query is a set expression with optional ORDER BY / LIMIT / OFFSET.
+type Query struct {
+	At      Pos
+	Body    SetExpr
+	OrderBy []OrderItem
+	Limit   Expr
+	Offset  Expr
+}
+
+// SetExpr is a query body: *Select, *SetOp or a parenthesised *Query.
+type SetExpr interface {
+	Node
+	setExprNode()
+}
+
+// SetOpKind is UNION, INTERSECT or EXCEPT.
+type SetOpKind uint8
+
+// Set operation kinds.
+const (
+	Union SetOpKind = iota
+	Intersect
+	Except
+)
+
+// String returns the SQL keyword.
+func (k SetOpKind) String() string { return [...]string{"UNION", "INTERSECT", "EXCEPT"}[k] }
+
+// SetOp combines two query bodies. All is the bag (ALL) variant.
+type SetOp struct {
+	At          Pos
+	Op          SetOpKind
+	All         bool
+	Left, Right SetExpr
+}
+
+// Select is one SELECT block. From is nil without FROM; comma-separated
+// FROM items become cross joins.
+type Select struct {
+	At       Pos
+	Distinct bool
+	Items    []SelectItem
+	From     TableExpr
+	Where    Expr
+	GroupBy  []Expr
+	Having   Expr
+}
+
+// SelectItem is a projection: an expression with an optional alias, or a
+// star ("*" or "t.*") when Star is set.
+type SelectItem struct {
+	At    Pos
+	Expr  Expr
+	Alias string
+	Star  bool
+	Table string // qualifier of t.*
+}
+
+// OrderItem is one ORDER BY key.
+type OrderItem struct {
+	At         Pos
+	Expr       Expr
+	Desc       bool
+	NullsFirst *bool // nil: default (NULLS FIRST for ASC, LAST for DESC)
+}
+
+// TableExpr is an item of FROM.
+type TableExpr interface {
+	Node
+	tableNode()
+}
+
+// TableName references a table or view.
+type TableName struct {
+	At    Pos
+	Name  string
+	Alias string
+}
+
+// DerivedTable is a subquery in FROM.
+type DerivedTable struct {
+	At    Pos
+	Query *Query
+	Alias string
+}
+
+// JoinKind is the join type.
+type JoinKind uint8
+
+// Join kinds.
+const (
+	CrossJoin JoinKind = iota
+	InnerJoin
+	LeftJoin
+	RightJoin
+	FullJoin
+)
+
+// String returns the SQL spelling.
+func (k JoinKind) String() string {
+	return [...]string{"CROSS JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}[k]
+}
+
+// Join is "Left kind JOIN Right ON On" (or USING).
+type Join struct {
+	At          Pos
+	Kind        JoinKind
+	Left, Right TableExpr
+	On          Expr
+	Using       []string
+}
+
+// WindowTable is a windowing table-valued function in FROM:
+// Flink's TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size)) and RisingWave's
+// TUMBLE(t, ts, size), likewise HOP (slide, size), CUMULATE (step, size) and
+// SESSION (gap, optional PARTITION BY keys). It adds window_start and
+// window_end (and window_time) columns to the input.
+type WindowTable struct {
+	At          Pos
+	Func        string // TUMBLE, HOP, CUMULATE or SESSION
+	Input       TableExpr
+	TimeCol     *ColumnRef
+	Args        []Expr
+	PartitionBy []Expr
+	Alias       string
+}
+
+// Position implementations.
+func (q *Query) Position() Pos        { return q.At }
+func (s *SetOp) Position() Pos        { return s.At }
+func (s *Select) Position() Pos       { return s.At }
+func (t *TableName) Position() Pos    { return t.At }
+func (t *DerivedTable) Position() Pos { return t.At }
+func (t *Join) Position() Pos         { return t.At }
+func (t *WindowTable) Position() Pos  { return t.At }
+
+func (*Query) setExprNode()      {}
+func (*SetOp) setExprNode()      {}
+func (*Select) setExprNode()     {}
+func (*TableName) tableNode()    {}
+func (*DerivedTable) tableNode() {}
+func (*Join) tableNode()         {}
+func (*WindowTable) tableNode()  {}

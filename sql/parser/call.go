@@ -1,0 +1,198 @@
+package parser
+
+import (
+	"strings"
+
+	"clink/sql/ast"
+)
+
+// columnOrCall parses name, table.name or name(args...).
+func (p *parser) columnOrCall() ast.Expr {
+	t := p.nextTok()
+	name := identVal(t)
+	if p.isOp("(") && !t.quoted {
+		return p.call(t)
+	}
+	if p.isOp(".") && p.peekN(1).kind == tIdent {
+		p.i++
+		col, _ := p.ident("column name")
+		return &ast.ColumnRef{At: t.pos, Table: name, Name: col}
+	}
+	return &ast.ColumnRef{At: t.pos, Name: name}
+}
+
+func identVal(t token) string {
+	if t.quoted {
+		return t.val
+	}
+	return strings.ToLower(t.val)
+}
+
+func (p *parser) call(t token) ast.Expr {
+	p.expectOp("(")
+	fc := &ast.FuncCall{At: t.pos, Name: t.kw}
+	switch fc.Name {
+	case "SUBSTRING", "SUBSTR":
+		return p.finishCall(p.substring(fc))
+	case "TRIM":
+		return p.finishCall(p.trim(fc))
+	case "POSITION":
+		return p.finishCall(p.position(fc))
+	}
+	switch {
+	case p.acceptOp(")"):
+		return p.finishCall(fc)
+	case p.isOp("*"):
+		p.i++
+		fc.Star = true
+	default:
+		if p.acceptKw("DISTINCT") {
+			fc.Distinct = true
+		} else {
+			p.acceptKw("ALL")
+		}
+		fc.Args = p.exprList()
+	}
+	p.expectOp(")")
+	return p.finishCall(fc)
+}
+
+// finishCall parses the optional FILTER (WHERE ...) and OVER (...) clauses.
+func (p *parser) finishCall(fc *ast.FuncCall) ast.Expr {
+	if p.isKw("FILTER") && p.peekN(1).val == "(" {
+		p.i += 2
+		p.expectKw("WHERE")
+		fc.Filter = p.expr()
+		p.expectOp(")")
+	}
+	if p.isKw("OVER") {
+		t := p.nextTok()
+		p.expectOp("(")
+		fc.Over = p.windowSpec(t)
+		p.expectOp(")")
+	}
+	return fc
+}
+
+// substring parses SUBSTRING(s FROM a [FOR b]) or SUBSTRING(s, a [, b]).
+func (p *parser) substring(fc *ast.FuncCall) *ast.FuncCall {
+	fc.Name = "SUBSTRING"
+	fc.Args = []ast.Expr{p.expr()}
+	if p.acceptKw("FROM") {
+		fc.Args = append(fc.Args, p.expr())
+		if p.acceptKw("FOR") {
+			fc.Args = append(fc.Args, p.expr())
+		}
+	} else {
+		for p.acceptOp(",") {
+			fc.Args = append(fc.Args, p.expr())
+		}
+	}
+	p.expectOp(")")
+	return fc
+}
+
+// trim parses TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and TRIM(s);
+// the result is BTRIM/LTRIM/RTRIM(s [, chars]).
+func (p *parser) trim(fc *ast.FuncCall) *ast.FuncCall {
+	fc.Name = "BTRIM"
+	switch {
+	case p.acceptKw("BOTH"):
+	case p.acceptKw("LEADING"):
+		fc.Name = "LTRIM"
+	case p.acceptKw("TRAILING"):
+		fc.Name = "RTRIM"
+	}
+	if p.acceptKw("FROM") {
+		fc.Args = []ast.Expr{p.expr()}
+	} else {
+		first := p.expr()
+		if p.acceptKw("FROM") {
+			fc.Args = []ast.Expr{p.expr(), first}
+		} else {
+			fc.Args = []ast.Expr{first}
+			if p.acceptOp(",") {
+				fc.Args = append(fc.Args, p.expr())
+			}
+		}
+	}
+	p.expectOp(")")
+	return fc
+}
+
+// position parses POSITION(sub IN s) into POSITION(sub, s).
+func (p *parser) position(fc *ast.FuncCall) *ast.FuncCall {
+	sub := p.concatExpr()
+	if !p.acceptKw("IN") {
+		p.expectOp(",")
+	}
+	fc.Args = []ast.Expr{sub, p.expr()}
+	p.expectOp(")")
+	return fc
+}
+
+func (p *parser) windowSpec(t token) *ast.WindowSpec {
+	w := &ast.WindowSpec{At: t.pos}
+	if p.acceptKw("PARTITION", "BY") {
+		w.PartitionBy = p.exprList()
+	}
+	if p.acceptKw("ORDER", "BY") {
+		w.OrderBy = p.orderItems()
+	}
+	if p.isKw("ROWS") || p.isKw("RANGE") {
+		rows := p.nextTok().kw == "ROWS"
+		fr := &ast.Frame{Rows: rows}
+		if p.acceptKw("BETWEEN") {
+			fr.Start = p.frameBound()
+			p.expectKw("AND")
+			fr.End = p.frameBound()
+		} else {
+			fr.Start = p.frameBound()
+			fr.End = ast.FrameBound{Kind: ast.CurrentRow}
+		}
+		w.Frame = fr
+	}
+	return w
+}
+
+func (p *parser) frameBound() ast.FrameBound {
+	switch {
+	case p.acceptKw("UNBOUNDED", "PRECEDING"):
+		return ast.FrameBound{Kind: ast.UnboundedPreceding}
+	case p.acceptKw("UNBOUNDED", "FOLLOWING"):
+		return ast.FrameBound{Kind: ast.UnboundedFollowing}
+	case p.acceptKw("CURRENT", "ROW"):
+		return ast.FrameBound{Kind: ast.CurrentRow}
+	}
+	off := p.concatExpr()
+	switch {
+	case p.acceptKw("PRECEDING"):
+		return ast.FrameBound{Kind: ast.Preceding, Offset: off}
+	case p.acceptKw("FOLLOWING"):
+		return ast.FrameBound{Kind: ast.Following, Offset: off}
+	}
+	p.fail("PRECEDING or FOLLOWING")
+	return ast.FrameBound{}
+}
+
+func (p *parser) orderItems() []ast.OrderItem {
+	var items []ast.OrderItem
+	for {
+		t := p.tok()
+		it := ast.OrderItem{At: t.pos, Expr: p.expr()}
+		if p.acceptKw("DESC") {
+			it.Desc = true
+		} else {
+			p.acceptKw("ASC")
+		}
+		if p.acceptKw("NULLS", "FIRST") {
+			it.NullsFirst = new(true)
+		} else if p.acceptKw("NULLS", "LAST") {
+			it.NullsFirst = new(false)
+		}
+		items = append(items, it)
+		if !p.acceptOp(",") {
+			return items
+		}
+	}
+}

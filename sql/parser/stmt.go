@@ -1,0 +1,307 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/types"
+)
+
+func (p *parser) statement() ast.Statement {
+	t := p.tok()
+	switch {
+	case p.isKw("SELECT") || p.isOp("(") || p.isKw("VALUES"):
+		return &ast.QueryStmt{At: t.pos, Query: p.query()}
+	case p.acceptKw("CREATE"):
+		return p.create(t)
+	case p.acceptKw("INSERT"):
+		return p.insert(t)
+	case p.acceptKw("DROP"):
+		return p.drop(t)
+	case p.acceptKw("SHOW"):
+		return p.show(t)
+	case p.acceptKw("DESCRIBE") || p.acceptKw("DESC"):
+		name, _ := p.ident("table or view name")
+		return &ast.Describe{At: t.pos, Name: name}
+	case p.acceptKw("EXPLAIN"):
+		p.enter()
+		defer p.leave()
+		return &ast.Explain{At: t.pos, Stmt: p.statement()}
+	case p.acceptKw("SET"):
+		return p.set(t)
+	}
+	p.fail("a statement (SELECT, CREATE, INSERT, DROP, SHOW, DESCRIBE, EXPLAIN, SET)")
+	return nil
+}
+
+func (p *parser) create(start token) ast.Statement {
+	switch {
+	case p.acceptKw("TABLE"):
+		return p.createTable(start)
+	case p.acceptKw("VIEW"):
+		return p.createView(start, false)
+	case p.acceptKw("MATERIALIZED", "VIEW"):
+		return p.createView(start, true)
+	case p.isKw("FUNCTION"):
+		p.errorAt(p.tok().pos, "CREATE FUNCTION is not supported")
+	}
+	p.fail("TABLE, VIEW or MATERIALIZED VIEW")
+	return nil
+}
+
+func (p *parser) ifNotExists() bool { return p.acceptKw("IF", "NOT", "EXISTS") }
+
+func (p *parser) createView(start token, mat bool) ast.Statement {
+	v := &ast.CreateView{At: start.pos, Materialized: mat, IfNotExists: p.ifNotExists()}
+	v.Name, _ = p.ident("view name")
+	p.expectKw("AS")
+	qstart := p.tok().pos.Offset
+	v.Query = p.query()
+	v.Text = p.src[qstart:p.toks[p.i-1].end]
+	return v
+}
+
+// createTable parses clink's DDL entirely here: sqlparser.Parse would
+// accept it and silently drop the columns (DESIGN.md, the CREATE TABLE trap).
+func (p *parser) createTable(start token) ast.Statement {
+	ct := &ast.CreateTable{At: start.pos, IfNotExists: p.ifNotExists()}
+	ct.Name, _ = p.ident("table name")
+	p.expectOp("(")
+	for {
+		p.tableElement(ct)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp(")")
+	if len(ct.Columns) == 0 {
+		p.errorAt(start.pos, "table %s has no columns", ct.Name)
+	}
+	if p.acceptKw("WITH") {
+		ct.Options = p.options()
+	}
+	return ct
+}
+
+func (p *parser) tableElement(ct *ast.CreateTable) {
+	t := p.tok()
+	switch {
+	case p.acceptKw("PRIMARY", "KEY"):
+		if ct.PrimaryKey != nil {
+			p.errorAt(t.pos, "duplicate PRIMARY KEY")
+		}
+		ct.PrimaryKey = p.parenIdents("column name")
+		p.acceptKw("NOT", "ENFORCED")
+	case p.acceptKw("WATERMARK"):
+		if ct.Watermark != nil {
+			p.errorAt(t.pos, "duplicate WATERMARK")
+		}
+		p.expectKw("FOR")
+		w := &ast.Watermark{At: t.pos}
+		w.Column, _ = p.ident("time column name")
+		p.expectKw("AS")
+		w.Expr = p.expr()
+		ct.Watermark = w
+	default:
+		name, nt := p.ident("column name, PRIMARY KEY or WATERMARK")
+		for _, c := range ct.Columns {
+			if c.Name == name {
+				p.errorAt(nt.pos, "duplicate column %s", name)
+			}
+		}
+		ct.Columns = append(ct.Columns, ast.ColumnDef{At: nt.pos, Name: name, Type: p.typeName()})
+		p.columnConstraints(ct, name)
+	}
+}
+
+func (p *parser) columnConstraints(ct *ast.CreateTable, col string) {
+	for {
+		t := p.tok()
+		switch {
+		case p.acceptKw("NOT", "NULL"), p.acceptKw("NULL"):
+		case p.acceptKw("PRIMARY", "KEY"):
+			if ct.PrimaryKey != nil {
+				p.errorAt(t.pos, "duplicate PRIMARY KEY")
+			}
+			ct.PrimaryKey = []string{col}
+			p.acceptKw("NOT", "ENFORCED")
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) parenIdents(what string) []string {
+	p.expectOp("(")
+	var out []string
+	for {
+		n, _ := p.ident(what)
+		out = append(out, n)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp(")")
+	return out
+}
+
+// options parses WITH ( key = 'value', ... ); keys may be quoted strings,
+// identifiers or dotted identifiers (format.field-delimiter style).
+func (p *parser) options() []ast.Option {
+	p.expectOp("(")
+	var opts []ast.Option
+	for {
+		t := p.tok()
+		var key string
+		if t.kind == tString {
+			key, _ = p.stringLit("option name")
+		} else {
+			key = p.dottedName()
+		}
+		p.expectOp("=")
+		opts = append(opts, ast.Option{At: t.pos, Key: key, Value: p.optionValue()})
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp(")")
+	return opts
+}
+
+func (p *parser) dottedName() string {
+	var parts []string
+	for {
+		t := p.tok()
+		if t.kind != tIdent {
+			p.fail("option name")
+		}
+		p.i++
+		parts = append(parts, t.val)
+		if !p.isOp(".") && !p.isOp("-") {
+			return strings.Join(parts, "")
+		}
+		parts = append(parts, p.nextTok().val)
+	}
+}
+
+// optionValue accepts 'string', a number, TRUE/FALSE or a bare word.
+func (p *parser) optionValue() string {
+	t := p.tok()
+	switch t.kind {
+	case tString, tNumber:
+		p.i++
+		return t.val
+	case tIdent:
+		p.i++
+		return t.val
+	}
+	p.fail("option value")
+	return ""
+}
+
+// typeName parses a column or CAST type: NAME [NAME] [(n [, m])].
+func (p *parser) typeName() types.Type {
+	t := p.tok()
+	if t.kind != tIdent {
+		p.fail("type name")
+	}
+	p.i++
+	name := t.kw
+	if t.quoted {
+		name = strings.ToUpper(t.val)
+	}
+	if (name == "DOUBLE" && p.isKw("PRECISION")) || (name == "CHARACTER" && p.isKw("VARYING")) {
+		name += " " + p.nextTok().kw
+	}
+	var params []int
+	if p.acceptOp("(") {
+		for {
+			nt := p.tok()
+			n, err := strconv.Atoi(nt.val)
+			if nt.kind != tNumber || err != nil {
+				p.fail("integer type parameter")
+			}
+			p.i++
+			params = append(params, n)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectOp(")")
+	}
+	if name == "TIMESTAMP" && p.acceptKw("WITHOUT", "TIME", "ZONE") {
+		// TIMESTAMP WITHOUT TIME ZONE is clink's TIMESTAMP.
+	}
+	ty, err := types.ParseTypeName(name, params)
+	if err != nil {
+		p.errorAt(t.pos, "%v", err)
+	}
+	return ty
+}
+
+func (p *parser) insert(start token) ast.Statement {
+	p.expectKw("INTO")
+	ins := &ast.Insert{At: start.pos}
+	ins.Table, _ = p.ident("table name")
+	if p.isOp("(") && !p.isKwAt(1, "SELECT") {
+		ins.Columns = p.parenIdents("column name")
+	}
+	if !p.acceptKw("VALUES") {
+		ins.Query = p.query()
+		return ins
+	}
+	ins.Rows = p.valuesRows()
+	return ins
+}
+
+func (p *parser) valuesRows() [][]ast.Expr {
+	var rows [][]ast.Expr
+	for {
+		p.expectOp("(")
+		rows = append(rows, p.exprList())
+		p.expectOp(")")
+		if !p.acceptOp(",") {
+			return rows
+		}
+	}
+}
+
+func (p *parser) drop(start token) ast.Statement {
+	d := &ast.Drop{At: start.pos}
+	switch {
+	case p.acceptKw("TABLE"):
+		d.Object = "TABLE"
+	case p.acceptKw("VIEW"), p.acceptKw("MATERIALIZED", "VIEW"):
+		d.Object = "VIEW"
+	default:
+		p.fail("TABLE or VIEW")
+	}
+	d.IfExists = p.acceptKw("IF", "EXISTS")
+	d.Name, _ = p.ident("name")
+	return d
+}
+
+func (p *parser) show(start token) ast.Statement {
+	for _, w := range []string{"TABLES", "VIEWS", "MATERIALIZED VIEWS"} {
+		if p.acceptKw(strings.Fields(w)...) {
+			return &ast.Show{At: start.pos, What: strings.TrimPrefix(w, "MATERIALIZED ")}
+		}
+	}
+	p.fail("TABLES or VIEWS")
+	return nil
+}
+
+func (p *parser) set(start token) ast.Statement {
+	s := &ast.Set{At: start.pos}
+	if p.tok().kind == tString {
+		s.Key, _ = p.stringLit("setting name")
+	} else {
+		s.Key = p.dottedName()
+	}
+	if !p.acceptOp("=") {
+		p.expectKw("TO")
+	}
+	s.Value = p.optionValue()
+	return s
+}
