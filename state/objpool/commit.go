@@ -1,0 +1,238 @@
+package objpool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"clink/state"
+)
+
+// Commit durably writes d and makes d.ID the served checkpoint:
+//
+//  1. read CURRENT; its checkpoint must be d.Parent, else ErrFenced;
+//  2. write one run per touched partition (merging a partition's chain into
+//     one run when it would exceed MaxRuns) and the hot keys, each under a
+//     key unique to this writer and attempt, with If-None-Match: *;
+//  3. write the manifest with If-None-Match: *;
+//  4. advance CURRENT with If-Match on the ETag read in step 1.
+//
+// Nothing is visible until step 4 succeeds, so a crash anywhere before it
+// leaves only unreferenced objects; a writer that lost step 4 is fenced.
+func (p *Pool) Commit(ctx context.Context, d *state.Delta) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if d == nil || d.ID <= d.Parent {
+		return fmt.Errorf("objpool %s: commit: checkpoint id must exceed its parent", p)
+	}
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	cur, etag, exists, err := p.readCurrent(ctx)
+	if err != nil {
+		return fmt.Errorf("commit %d: %w", d.ID, err)
+	}
+	if cur.Checkpoint != d.Parent {
+		return fmt.Errorf("objpool %s: commit %d on parent %d, but CURRENT is %d: %w", p, d.ID, d.Parent, cur.Checkpoint, state.ErrFenced)
+	}
+	parent := emptyManifest(p.cfg.Partitions)
+	if exists && cur.Checkpoint != 0 {
+		if parent, err = p.loadManifest(ctx, cur.Manifest); err != nil {
+			return fmt.Errorf("commit %d: %w", d.ID, err)
+		}
+	}
+	token := fmt.Sprintf("%s-%d", p.cfg.WriterID, p.seq.Add(1))
+	m, err := p.writeCheckpoint(ctx, d, parent, token)
+	if err != nil {
+		return fmt.Errorf("objpool %s: commit %d: %w", p, d.ID, err)
+	}
+	if err := p.advance(ctx, cur, etag, exists, m); err != nil {
+		return err
+	}
+	p.cache.put("m:"+m.key, m, 1024)
+	p.mu.Lock()
+	p.served = m
+	p.mu.Unlock()
+	return nil
+}
+
+// writeCheckpoint writes the runs, hot keys and manifest of d.
+func (p *Pool) writeCheckpoint(ctx context.Context, d *state.Delta, parent *manifest, token string) (*manifest, error) {
+	m := &manifest{
+		Version: layoutVersion, Checkpoint: d.ID, Parent: d.Parent, Writer: p.cfg.WriterID,
+		Partitions: parent.Partitions, Runs: slices.Clone(parent.Runs), Ancestors: parent.childAncestors(),
+		key: manifestKey(d.ID, token),
+	}
+	groups := groupEntries(d.Entries, m.Partitions)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for part, recs := range groups {
+		wg.Go(func() {
+			runs, err := p.writePartition(ctx, part, parent.Runs[part], recs, runKey(part, d.ID, token))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("partition %d: %w", part, err))
+				return
+			}
+			m.Runs[part] = runs
+		})
+	}
+	if len(d.HotKeys) > 0 {
+		m.HotKeys = hotKeysKey(d.ID, token)
+		wg.Go(func() {
+			if err := p.putUnique(ctx, m.HotKeys, encodeKeys(d.HotKeys)); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("hot keys: %w", err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: %w", err)
+	}
+	if err := p.putUnique(ctx, m.key, b); err != nil {
+		return nil, fmt.Errorf("write manifest: %w", err)
+	}
+	return m, nil
+}
+
+// groupEntries splits entries per partition, sorted by key; the last entry
+// for a key wins.
+func groupEntries(entries []state.Entry, parts int) map[int][]record {
+	groups := map[int][]record{}
+	for _, e := range entries {
+		r := record{ik: ikey(e.Key), deleted: e.Deleted}
+		if !e.Deleted {
+			r.value = append([]byte{}, e.Value...)
+		}
+		part := partOf(r.ik, parts)
+		groups[part] = append(groups[part], r)
+	}
+	for part, recs := range groups {
+		groups[part] = sortDedup(recs)
+	}
+	return groups
+}
+
+// sortDedup sorts records by key, keeping the last of equal keys.
+func sortDedup(recs []record) []record {
+	slices.SortStableFunc(recs, func(a, b record) int { return bytes.Compare(a.ik, b.ik) })
+	out := recs[:0]
+	for i, r := range recs {
+		if i+1 < len(recs) && bytes.Equal(r.ik, recs[i+1].ik) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// writePartition writes recs as a new run in front of the partition's
+// chain, or merges the chain into one run when it would grow past MaxRuns.
+func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, recs []record, key string) ([]RunRef, error) {
+	if len(chain)+1 > p.cfg.MaxRuns {
+		merged, err := p.mergeChain(ctx, chain, recs)
+		if err != nil {
+			return nil, err
+		}
+		recs, chain = merged, nil
+		if len(recs) == 0 {
+			return nil, nil
+		}
+	}
+	data, ref := encodeRun(recs, p.cfg.BlockSize)
+	ref.Key = key
+	if err := p.putUnique(ctx, key, data); err != nil {
+		return nil, fmt.Errorf("write run: %w", err)
+	}
+	return append([]RunRef{ref}, chain...), nil
+}
+
+// mergeChain reads a partition's whole chain and overlays recs, dropping
+// tombstones: the result is a complete base run.
+func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([]record, error) {
+	live := map[string]record{}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if err := p.acquire(ctx); err != nil {
+			return nil, err
+		}
+		data, _, err := p.store.Get(ctx, chain[i].Key)
+		p.release()
+		if err != nil {
+			return nil, fmt.Errorf("compact: read run: %w", err)
+		}
+		_, blocks, err := parseRun(data)
+		if err != nil {
+			return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
+		}
+		for _, b := range blocks {
+			for _, r := range b.recs {
+				live[string(r.ik)] = r
+			}
+		}
+	}
+	for _, r := range recs {
+		live[string(r.ik)] = r
+	}
+	out := make([]record, 0, len(live))
+	for _, r := range live {
+		if !r.deleted {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b record) int { return bytes.Compare(a.ik, b.ik) })
+	return out, nil
+}
+
+// putUnique creates key. A key is unique to one writer's attempt, so if it
+// already holds exactly data, an earlier try whose response was lost
+// succeeded.
+func (p *Pool) putUnique(ctx context.Context, key string, data []byte) error {
+	if err := p.acquire(ctx); err != nil {
+		return err
+	}
+	defer p.release()
+	_, err := p.store.PutIfAbsent(ctx, key, data)
+	if errors.Is(err, ErrPrecondition) {
+		if got, _, gerr := p.store.Get(ctx, key); gerr == nil && bytes.Equal(got, data) {
+			return nil
+		}
+	}
+	return err
+}
+
+// advance moves CURRENT from cur (ETag etag) to m, or reports ErrFenced.
+func (p *Pool) advance(ctx context.Context, cur current, etag string, exists bool, m *manifest) error {
+	next, err := json.Marshal(current{Version: layoutVersion, Checkpoint: m.Checkpoint, Manifest: m.key})
+	if err != nil {
+		return fmt.Errorf("objpool %s: encode %s: %w", p, currentKey, err)
+	}
+	if exists {
+		_, err = p.store.PutIfMatch(ctx, currentKey, next, etag)
+	} else {
+		_, err = p.store.PutIfAbsent(ctx, currentKey, next)
+	}
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotFound) {
+		// A lost response may hide our own success: CURRENT names our
+		// unique manifest key only if we wrote it.
+		if got, _, gerr := p.store.Get(ctx, currentKey); gerr == nil && bytes.Equal(got, next) {
+			return nil
+		}
+		return fmt.Errorf("objpool %s: commit %d: CURRENT moved past %d: %w", p, m.Checkpoint, cur.Checkpoint, state.ErrFenced)
+	}
+	return fmt.Errorf("objpool %s: commit %d: advance %s: %w", p, m.Checkpoint, currentKey, err)
+}

@@ -1,0 +1,53 @@
+// Package objpool implements state.RemotePool once, over a tiny ObjectStore
+// interface, so every durable backend (S3, a local directory) shares one
+// object layout and one fenced commit protocol. See docs/object-layout.md.
+package objpool
+
+import (
+	"context"
+	"errors"
+)
+
+// ObjectStore is the little an object store must offer: whole and ranged
+// reads by key, and conditional writes. Keys are relative to the store's
+// root (an S3 bucket and prefix, a directory). It must be safe for
+// concurrent use.
+type ObjectStore interface {
+	// Get returns the object's bytes and its ETag, or an error wrapping
+	// ErrNotFound.
+	Get(ctx context.Context, key string) (data []byte, etag string, err error)
+	// GetRange returns length bytes at offset off of the object.
+	GetRange(ctx context.Context, key string, off, length int64) ([]byte, error)
+	// PutIfAbsent creates key (If-None-Match: *); it fails with an error
+	// wrapping ErrPrecondition when the key exists.
+	PutIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error)
+	// PutIfMatch replaces key only if its current ETag is etag (If-Match); it
+	// fails with ErrPrecondition otherwise, or ErrNotFound if key is absent.
+	PutIfMatch(ctx context.Context, key string, data []byte, etag string) (newEtag string, err error)
+	// Delete removes key; deleting an absent key is not an error.
+	Delete(ctx context.Context, key string) error
+	// String names the store for error messages (bucket, prefix, endpoint;
+	// never secrets).
+	String() string
+}
+
+// Error classes a store wraps its errors in, so the pool can decide what to
+// retry and what to report.
+var (
+	// ErrNotFound: no object under the key.
+	ErrNotFound = errors.New("object not found")
+	// ErrPrecondition: a conditional write lost (412 Precondition Failed).
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrTransient: throttling (503 SlowDown), a 5xx or a dropped
+	// connection; worth retrying with backoff.
+	ErrTransient = errors.New("transient object store error")
+	// ErrAccessDenied: the credentials lack permission on the bucket/prefix.
+	ErrAccessDenied = errors.New("access denied")
+	// ErrNoBucket: the bucket (or directory) does not exist.
+	ErrNoBucket = errors.New("no such bucket")
+	// ErrBadCredentials: unknown access key, bad signature or expired token.
+	ErrBadCredentials = errors.New("invalid credentials")
+	// ErrCircuitOpen: the breaker is open after repeated failures; calls
+	// fail fast until its cool-down ends.
+	ErrCircuitOpen = errors.New("object store circuit breaker open")
+)
