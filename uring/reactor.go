@@ -5,6 +5,7 @@ package uring
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -81,7 +82,8 @@ type Reactor struct {
 	enters, loopEnters, wakeEnters atomic.Uint64
 	submitted, completed, full     atomic.Uint64
 
-	cqes     []CQE // loop-owned reap buffer
+	ringLock sync.RWMutex // held for writing while Stop closes the ring
+	cqes     []CQE        // loop-owned reap buffer
 	stopOnce sync.Once
 	done     chan struct{}
 	closeErr error
@@ -158,10 +160,16 @@ func (r *Reactor) Submit(op Op, s async.Scheduler, done func(Result)) error {
 	r.submitted.Add(1)
 	if wake {
 		// The loop is blocked waiting for a completion and will not see
-		// this SQE until one arrives: hand it to the kernel now.
-		if err := r.enter(&r.wakeEnters, r.ring.SQEntries(), 0, 0); err != nil {
-			return fmt.Errorf("uring: submit %s: %w", op, err)
+		// this SQE until one arrives: hand it to the kernel now. The op
+		// is already published, so done will run whatever happens here;
+		// the read lock keeps Stop from closing the ring fd under us.
+		r.ringLock.RLock()
+		if r.ring.Fd() >= 0 {
+			if err := r.enter(&r.wakeEnters, r.ring.SQEntries(), 0, 0); err != nil {
+				slog.Warn("uring: submitter enter failed; the loop submits at its next wake", "op", op.String(), "err", err)
+			}
 		}
+		r.ringLock.RUnlock()
 	}
 	return nil
 }
@@ -280,7 +288,9 @@ func (r *Reactor) Stop() error {
 		r.mu.Unlock()
 		_ = r.enter(&r.wakeEnters, r.ring.SQEntries(), 0, 0)
 		<-r.done
+		r.ringLock.Lock()
 		r.closeErr = r.ring.Close()
+		r.ringLock.Unlock()
 		r.mu.Lock()
 		for _, sl := range r.slots {
 			if sl.busy { // only after a loop failure: the kernel has let go now

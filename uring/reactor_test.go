@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -251,5 +253,93 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 5s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestLoopBatchesSubmissions keeps 64 callback chains in flight on the
+// loop goroutine: what they submit in one iteration must go out in that
+// iteration's single enter, far fewer enters than operations.
+func TestLoopBatchesSubmissions(t *testing.T) {
+	r := newReactor(t, Options{Entries: 128})
+	const chains, perChain = 64, 50
+	done := make(chan struct{}, chains)
+	before := r.Enters()
+	for i := 0; i < chains; i++ {
+		left := perChain
+		var next func(Result)
+		next = func(res Result) {
+			if res.Err != nil {
+				t.Error(res.Err)
+			}
+			if left--; left == 0 {
+				done <- struct{}{}
+				return
+			}
+			if err := r.Submit(NopOp(), nil, next); err != nil {
+				t.Error(err)
+				done <- struct{}{}
+			}
+		}
+		if err := r.Submit(NopOp(), nil, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < chains; i++ {
+		<-done
+	}
+	ops, enters := uint64(chains*perChain), r.Enters()-before
+	if enters*4 > ops {
+		t.Fatalf("%d enters for %d ops: submissions are not batched", enters, ops)
+	}
+	t.Logf("%d enters for %d ops (%.3f enters/op)", enters, ops, float64(enters)/float64(ops))
+}
+
+// TestConcurrentSubmitAndStop races many submitting goroutines against
+// Stop: every accepted request is completed, every later one refused, and
+// nothing deadlocks.
+func TestConcurrentSubmitAndStop(t *testing.T) {
+	r, err := New(Options{Entries: 16})
+	if errors.Is(err, ErrUnsupported) {
+		t.Skipf("io_uring refused by this kernel: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var completed, refused atomic.Int64
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				op := NopOp()
+				if i%3 == 0 {
+					op = TimeoutOp(time.Duration(i%7) * time.Millisecond)
+				}
+				res := r.Do(op)
+				switch {
+				case errors.Is(res.Err, ErrStopped):
+					refused.Add(1)
+					return
+				case res.Err == nil, errors.Is(res.Err, unix.ECANCELED), errors.Is(res.Err, ErrQueueFull):
+					completed.Add(1)
+				default:
+					t.Errorf("unexpected result %v", res.Err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if refused.Load() != 32 || completed.Load() == 0 {
+		t.Fatalf("completed %d, refused %d", completed.Load(), refused.Load())
+	}
+	st := r.Stats()
+	if st.InFlight != 0 {
+		t.Fatalf("stats after stop: %+v", st)
 	}
 }
