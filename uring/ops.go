@@ -29,6 +29,7 @@ type OpError struct {
 	Errno unix.Errno
 }
 
+// Error names the operation and the errno.
 func (e *OpError) Error() string { return "uring: " + e.Op + ": " + e.Errno.Error() }
 
 // Unwrap exposes the errno, so errors.Is(err, unix.ECONNREFUSED) works.

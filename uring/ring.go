@@ -23,6 +23,7 @@ type SetupError struct {
 	Errno unix.Errno
 }
 
+// Error says why setup failed and, when refused, what usually refuses it.
 func (e *SetupError) Error() string {
 	if e.Unsupported() {
 		return fmt.Sprintf("uring: io_uring_setup: %v (io_uring disabled by kernel.io_uring_disabled, seccomp or an old kernel)", e.Errno)
@@ -128,7 +129,7 @@ func (r *Ring) mmap() error {
 // Fd returns the ring's file descriptor.
 func (r *Ring) Fd() int { return r.fd }
 
-// SQEntries and CQEntries return the ring sizes the kernel chose.
+// SQEntries returns the submission ring size the kernel chose.
 func (r *Ring) SQEntries() uint32 { return r.sqEntries }
 
 // CQEntries returns the completion ring size (twice SQEntries by default).

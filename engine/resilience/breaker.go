@@ -37,6 +37,7 @@ const (
 	HalfOpen
 )
 
+// String is the lower-case state name used in events.
 func (s State) String() string {
 	switch s {
 	case Closed:
