@@ -1,0 +1,144 @@
+package expr
+
+import (
+	"fmt"
+
+	"clink/sql/ast"
+	"clink/sql/types"
+)
+
+// builtin describes a scalar function.
+type builtin struct {
+	minArgs, maxArgs int // maxArgs < 0: variadic
+	// result checks argument types and returns the result type.
+	result func(args []types.Type) (types.Type, error)
+	// fn computes the result from evaluated arguments.
+	fn func(args []types.Value) (types.Value, error)
+	// lazy functions see NULL arguments (COALESCE); others return NULL
+	// when any argument is NULL.
+	lazy bool
+}
+
+var builtins = map[string]*builtin{}
+
+func register(names []string, b *builtin) {
+	for _, n := range names {
+		builtins[n] = b
+	}
+}
+
+// plannedFuncs are calls that only the planner can give meaning to.
+var plannedFuncs = map[string]string{
+	"ROW_NUMBER": "window", "RANK": "window", "DENSE_RANK": "window", "LAG": "window", "LEAD": "window",
+	"FIRST_VALUE": "window", "LAST_VALUE": "window",
+	"TUMBLE": "group window", "HOP": "group window", "SESSION": "group window", "CUMULATE": "group window",
+	"TUMBLE_START": "group window", "TUMBLE_END": "group window", "TUMBLE_ROWTIME": "group window",
+	"HOP_START": "group window", "HOP_END": "group window", "HOP_ROWTIME": "group window",
+	"SESSION_START": "group window", "SESSION_END": "group window", "SESSION_ROWTIME": "group window",
+}
+
+// IsAggregate reports whether name (upper case) is an aggregate function.
+func IsAggregate(name string) bool { _, ok := aggKinds[name]; return ok }
+
+// IsPlanned reports whether name is a window or group-window function the
+// planner must replace (via Compiler.Substitutes) before compilation.
+func IsPlanned(name string) bool { _, ok := plannedFuncs[name]; return ok }
+
+func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
+	if e.Over != nil {
+		return nil, ast.Errorf(e.At, "window function %s is not allowed here", e.Name)
+	}
+	if IsAggregate(e.Name) {
+		return nil, ast.Errorf(e.At, "aggregate function %s is not allowed here", e.Name)
+	}
+	if kind, ok := plannedFuncs[e.Name]; ok {
+		return nil, ast.Errorf(e.At, "%s function %s is not allowed here", kind, e.Name)
+	}
+	if e.Distinct || e.Star || e.Filter != nil {
+		return nil, ast.Errorf(e.At, "DISTINCT, * and FILTER apply only to aggregate functions, not %s", e.Name)
+	}
+	b, ok := builtins[e.Name]
+	if !ok {
+		return nil, ast.Errorf(e.At, "unknown function %s", e.Name)
+	}
+	if len(e.Args) < b.minArgs || (b.maxArgs >= 0 && len(e.Args) > b.maxArgs) {
+		return nil, ast.Errorf(e.At, "%s takes %s, got %d", e.Name, arity(b), len(e.Args))
+	}
+	args := make([]*node, len(e.Args))
+	argTypes := make([]types.Type, len(e.Args))
+	for i, a := range e.Args {
+		n, err := c.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i], argTypes[i] = n, n.typ
+	}
+	typ, err := b.result(argTypes)
+	if err != nil {
+		return nil, ast.Errorf(e.At, "%s: %v", e.Name, err)
+	}
+	return callNode(e, b, typ, args), nil
+}
+
+func callNode(e *ast.FuncCall, b *builtin, typ types.Type, args []*node) *node {
+	return &node{typ: typ, eval: func(r types.Row) (types.Value, error) {
+		vals := make([]types.Value, len(args))
+		for i, a := range args {
+			v, err := a.eval(r)
+			if err != nil {
+				return types.NullValue, err
+			}
+			if v.IsNull() && !b.lazy {
+				return types.NullValue, nil
+			}
+			vals[i] = v
+		}
+		v, err := b.fn(vals)
+		if err != nil {
+			return types.NullValue, ast.Errorf(e.At, "%s: %v", e.Name, err)
+		}
+		return coerceValue(v, nil)(typ)
+	}}
+}
+
+func arity(b *builtin) string {
+	switch {
+	case b.maxArgs < 0:
+		return fmt.Sprintf("at least %d arguments", b.minArgs)
+	case b.minArgs == b.maxArgs:
+		return fmt.Sprintf("%d arguments", b.minArgs)
+	}
+	return fmt.Sprintf("%d to %d arguments", b.minArgs, b.maxArgs)
+}
+
+// Argument checkers used by the function tables.
+
+func want(t types.Type, ok func(types.Type) bool, what string) error {
+	if isNullType(t) || ok(t) {
+		return nil
+	}
+	return fmt.Errorf("expected %s, got %s", what, t)
+}
+
+func isString(t types.Type) bool { return t.Kind == types.KindVarchar }
+func isTime(t types.Type) bool   { return t.Kind == types.KindTimestamp }
+func isNum(t types.Type) bool    { return t.IsNumeric() }
+func isInt(t types.Type) bool    { return t.IsInteger() }
+
+// sig returns a result checker for fixed argument kinds.
+func sig(res types.Type, checks ...func(types.Type) error) func([]types.Type) (types.Type, error) {
+	return func(args []types.Type) (types.Type, error) {
+		for i, a := range args {
+			if err := checks[min(i, len(checks)-1)](a); err != nil {
+				return types.Type{}, fmt.Errorf("argument %d: %w", i+1, err)
+			}
+		}
+		return res, nil
+	}
+}
+
+func str(t types.Type) error  { return want(t, isString, "VARCHAR") }
+func num(t types.Type) error  { return want(t, isNum, "a number") }
+func intg(t types.Type) error { return want(t, isInt, "an integer") }
+func ts(t types.Type) error   { return want(t, isTime, "TIMESTAMP") }
+func anyT(types.Type) error   { return nil }

@@ -1,0 +1,64 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"clink/sql/ast"
+	"clink/sql/parser"
+	"clink/sql/types"
+)
+
+// testSchema has two tables' worth of columns; t.a and u.a make "a"
+// ambiguous.
+var testSchema = NewSchema(
+	Column{"t", "a", types.BigInt},
+	Column{"t", "i", types.Int},
+	Column{"t", "d", types.Decimal(10, 2)},
+	Column{"t", "f", types.Double},
+	Column{"t", "s", types.Varchar},
+	Column{"t", "ts", types.Timestamp},
+	Column{"t", "flag", types.Bool},
+	Column{"u", "a", types.BigInt},
+	Column{"u", "n", types.BigInt},
+)
+
+// testRows: row 1 has values, row 2 is all NULL.
+var testRows = []types.Row{
+	{types.NewBigInt(7), types.NewInt(3), types.NewDecimal(1250, 2), types.NewDouble(2.5),
+		types.NewVarchar("Hello, World"), types.NewTimestamp(1436918401001), types.NewBool(true),
+		types.NewBigInt(-1), types.NewBigInt(0)},
+	make(types.Row, 9),
+}
+
+// TestEval runs testdata/eval: "eval" compiles the input against
+// testSchema and prints "TYPE: value-on-row-1 | value-on-row-2".
+func TestEval(t *testing.T) {
+	datadriven.RunTest(t, "testdata/eval", func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "eval" {
+			d.Fatalf(t, "unknown directive %s", d.Cmd)
+		}
+		src := strings.TrimSpace(d.Input)
+		e, err := parser.ParseExpr(src)
+		if err != nil {
+			return err.(*ast.Error).Render(src) + "\n"
+		}
+		c, err := Compile(e, testSchema)
+		if err != nil {
+			return err.(*ast.Error).Render(src) + "\n"
+		}
+		var outs []string
+		for _, r := range testRows {
+			v, err := c.Eval(r)
+			if err != nil {
+				outs = append(outs, "error: "+err.Error())
+				continue
+			}
+			outs = append(outs, v.String())
+		}
+		return fmt.Sprintf("%s: %s\n", c.Type(), strings.Join(outs, " | "))
+	})
+}

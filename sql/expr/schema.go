@@ -1,0 +1,80 @@
+// Package expr compiles syntax-tree expressions against a row schema into
+// evaluable form, with type checking, coercion and SQL NULL semantics,
+// and describes aggregate calls (with add/retract accumulators) for the
+// planner.
+package expr
+
+import (
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/types"
+)
+
+// Column is one column of a Schema. Table is the qualifier it can be
+// referenced by (a table name or alias; empty for computed columns).
+type Column struct {
+	Table string
+	Name  string
+	Type  types.Type
+}
+
+// Schema is the ordered column list a row conforms to.
+type Schema struct {
+	Cols []Column
+}
+
+// NewSchema returns a schema of cols.
+func NewSchema(cols ...Column) *Schema { return &Schema{Cols: cols} }
+
+// Types returns the column types in order.
+func (s *Schema) Types() []types.Type {
+	out := make([]types.Type, len(s.Cols))
+	for i, c := range s.Cols {
+		out[i] = c.Type
+	}
+	return out
+}
+
+// Resolve finds the column a reference names. Names compare
+// case-insensitively when the reference is lower case (unquoted). An
+// unknown or ambiguous name is an *ast.Error at the reference.
+func (s *Schema) Resolve(ref *ast.ColumnRef) (int, error) {
+	found := -1
+	for i, c := range s.Cols {
+		if !nameEq(c.Name, ref.Name) || (ref.Table != "" && !nameEq(c.Table, ref.Table)) {
+			continue
+		}
+		if found >= 0 {
+			return -1, ast.Errorf(ref.At, "column reference %s is ambiguous (qualify it with a table name)", refName(ref))
+		}
+		found = i
+	}
+	if found < 0 {
+		if ref.Table != "" && !s.hasTable(ref.Table) {
+			return -1, ast.Errorf(ref.At, "unknown table or alias %s", ref.Table)
+		}
+		return -1, ast.Errorf(ref.At, "unknown column %s", refName(ref))
+	}
+	return found, nil
+}
+
+func (s *Schema) hasTable(t string) bool {
+	for _, c := range s.Cols {
+		if nameEq(c.Table, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func refName(ref *ast.ColumnRef) string {
+	if ref.Table != "" {
+		return ref.Table + "." + ref.Name
+	}
+	return ref.Name
+}
+
+func nameEq(schemaName, ref string) bool {
+	return schemaName == ref || strings.EqualFold(schemaName, ref) && ref == strings.ToLower(ref)
+}
