@@ -142,6 +142,15 @@ func (lx *lexer) next() (token, error) {
 	case c == '\'':
 		s, err := lx.quoted('\'', start, "string literal")
 		return token{kind: tString, val: s, pos: start, end: lx.off}, err
+	case c == '$' && lx.peek(1) == '$':
+		// $$dollar-quoted$$ string, as PostgreSQL function bodies use.
+		end := strings.Index(lx.src[lx.off+2:], "$$")
+		if end < 0 {
+			return token{}, ast.Errorf(start, "unterminated $$ string")
+		}
+		val := lx.src[lx.off+2 : lx.off+2+end]
+		lx.advance(end + 4)
+		return token{kind: tString, val: val, pos: start, end: lx.off}, nil
 	case c == '"' || c == '`':
 		s, err := lx.quoted(c, start, "quoted identifier")
 		if err == nil && s == "" {
