@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,15 +258,17 @@ func testHotKeys(t *testing.T, s objpool.ObjectStore) {
 func testTransient(t *testing.T, s objpool.ObjectStore) {
 	h := NewHookStore(s)
 	clock := NewFakeClock()
-	n := 0
+	var n atomic.Int64
 	h.On("", "", func() error {
-		n++
-		if n%3 != 0 { // two of every three calls are throttled
+		if n.Add(1)%3 != 0 { // two of every three calls are throttled
 			return fmt.Errorf("503 SlowDown: %w", objpool.ErrTransient)
 		}
 		return nil
 	})
-	w := newPool(t, h, func(c *objpool.Config) { c.Clock = clock; c.Concurrency = 1; c.Breaker.Threshold = 100 })
+	w := newPool(t, h, func(c *objpool.Config) {
+		c.Clock, c.Concurrency = clock, 1
+		c.Breaker.Threshold, c.Retry.MaxAttempts = 100, 20
+	})
 	model := Model{}
 	commit(t, w, Workload(rand.New(rand.NewPCG(9, 9)), model, 1, 30, 60))
 	Check(t, w, model, 60)

@@ -1,0 +1,162 @@
+// Package s3pool is the S3 remote pool: objpool's layout and fenced commit
+// protocol over github.com/aws/aws-sdk-go-v2/service/s3, for AWS S3 or any
+// S3-compatible store that honours If-None-Match and If-Match on PUT.
+package s3pool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"clink/state/objpool"
+)
+
+// Store is an objpool.ObjectStore over one bucket and key prefix.
+type Store struct {
+	client   *s3.Client
+	bucket   string
+	prefix   string
+	endpoint string
+}
+
+var _ objpool.ObjectStore = (*Store)(nil)
+
+// String names the bucket, prefix and endpoint (never credentials).
+func (s *Store) String() string {
+	ep := s.endpoint
+	if ep == "" {
+		ep = "AWS default endpoint"
+	}
+	return fmt.Sprintf("s3://%s/%s (endpoint %s)", s.bucket, s.prefix, ep)
+}
+
+func (s *Store) key(k string) string {
+	if s.prefix == "" {
+		return k
+	}
+	return s.prefix + "/" + k
+}
+
+// Get reads a whole object.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, string, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return nil, "", s.classify("get", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, "", fmt.Errorf("get %s: read body: %v: %w", s.key(key), err, objpool.ErrTransient)
+	}
+	return b, aws.ToString(out.ETag), nil
+}
+
+// GetRange reads length bytes at off with a Range request.
+func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+	if length <= 0 {
+		return nil, nil
+	}
+	rng := fmt.Sprintf("bytes=%d-%d", off, off+length-1)
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(key)), Range: &rng})
+	if err != nil {
+		return nil, s.classify("get range", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s: read body: %v: %w", s.key(key), rng, err, objpool.ErrTransient)
+	}
+	if int64(len(b)) != length {
+		return nil, fmt.Errorf("get %s %s: got %d bytes, want %d: %w", s.key(key), rng, len(b), length, objpool.ErrTransient)
+	}
+	return b, nil
+}
+
+// PutIfAbsent writes with If-None-Match: *.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	return s.put(ctx, "put if absent", key, data, &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
+}
+
+// PutIfMatch writes with If-Match: etag.
+func (s *Store) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	return s.put(ctx, "put if match", key, data, &s3.PutObjectInput{IfMatch: aws.String(etag)})
+}
+
+func (s *Store) put(ctx context.Context, op, key string, data []byte, in *s3.PutObjectInput) (string, error) {
+	in.Bucket, in.Key = &s.bucket, aws.String(s.key(key))
+	in.Body = bytes.NewReader(data)
+	in.ContentLength = aws.Int64(int64(len(data)))
+	out, err := s.client.PutObject(ctx, in)
+	if err != nil {
+		return "", s.classify(op, key, err)
+	}
+	return aws.ToString(out.ETag), nil
+}
+
+// Delete removes an object.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return s.classify("delete", key, err)
+	}
+	return nil
+}
+
+// classify wraps an SDK error in the objpool error class it belongs to,
+// with the bucket, key and endpoint, and a hint for the ones users fix.
+func (s *Store) classify(op, key string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("s3 %s %s: %w", op, s.key(key), err)
+	}
+	code, status := "", 0
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code = ae.ErrorCode()
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	class, hint := classOf(code, status)
+	where := fmt.Sprintf("s3 %s %s in %s", op, s.key(key), s)
+	if hint != "" {
+		return fmt.Errorf("%s: %w (%s): %v", where, class, hint, err)
+	}
+	return fmt.Errorf("%s: %w: %v", where, class, err)
+}
+
+// classOf maps an S3 error code and HTTP status to an error class and a
+// user hint. status 0 means no response arrived (a dropped connection).
+func classOf(code string, status int) (error, string) {
+	switch {
+	case code == "NoSuchBucket":
+		return objpool.ErrNoBucket, "create the bucket or fix the URI"
+	case code == "NoSuchKey" || (status == http.StatusNotFound && code != ""):
+		return objpool.ErrNotFound, ""
+	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
+		return objpool.ErrPrecondition, ""
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" ||
+		code == "InvalidToken" || code == "TokenRefreshRequired" || code == "InvalidSecurity":
+		return objpool.ErrBadCredentials, "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"
+	case code == "AccessDenied" || code == "AllAccessDisabled" || status == http.StatusForbidden:
+		return objpool.ErrAccessDenied, "the credentials need s3:GetObject and s3:PutObject on the bucket and prefix"
+	case status == 0, status >= 500, status == http.StatusConflict, status == http.StatusTooManyRequests,
+		code == "SlowDown", code == "RequestTimeout", code == "InternalError":
+		return objpool.ErrTransient, ""
+	case status == http.StatusNotFound:
+		return objpool.ErrNotFound, ""
+	}
+	return errors.New("s3 request failed"), ""
+}
+
+// prefixOf trims slashes from a key prefix.
+func prefixOf(p string) string { return strings.Trim(p, "/") }
