@@ -1,0 +1,238 @@
+// Package filepool is the local-directory remote pool (disagg-file://DIR):
+// objpool's layout and fenced commit protocol over files, so one machine
+// gets durable checkpoints without S3. Every object is written to a temp
+// file, fsync'd, then published atomically (link for create-if-absent,
+// rename under an flock for compare-and-swap), and the directory fsync'd.
+package filepool
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"clink/state/objpool"
+)
+
+const lockName = ".lock"
+
+// Store is an objpool.ObjectStore in a directory. Object keys are relative
+// paths; the ETag of an object is a hash of its bytes.
+type Store struct {
+	dir string
+}
+
+var _ objpool.ObjectStore = (*Store)(nil)
+
+// NewStore opens (creating it if needed) the directory dir.
+func NewStore(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("filepool: empty directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("filepool: %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("filepool: create %s: %w", abs, classify(err))
+	}
+	return &Store{dir: abs}, nil
+}
+
+// String names the directory.
+func (s *Store) String() string { return "disagg-file://" + s.dir }
+
+func (s *Store) path(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "..") || strings.HasPrefix(filepath.Base(key), ".") {
+		return "", fmt.Errorf("filepool: invalid object key %q", key)
+	}
+	return filepath.Join(s.dir, filepath.FromSlash(key)), nil
+}
+
+// classify maps file errors to objpool's classes.
+func classify(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %v", objpool.ErrNotFound, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: %v", objpool.ErrAccessDenied, err)
+	}
+	return err
+}
+
+// Get reads a whole object.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, string, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+	}
+	return b, objpool.ContentETag(b), nil
+}
+
+// GetRange reads length bytes at off.
+func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+	}
+	defer f.Close()
+	b := make([]byte, length)
+	if _, err := f.ReadAt(b, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%s: get %s [%d,+%d): %w", s, key, off, length, err)
+	}
+	return b, nil
+}
+
+// writeTemp writes data to a fresh fsync'd temp file next to p.
+func writeTemp(p string, data []byte) (string, error) {
+	dir := filepath.Dir(p)
+	if err := mkdirDurable(dir); err != nil {
+		return "", err
+	}
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	tmp := filepath.Join(dir, ".tmp-"+hex.EncodeToString(r[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", classify(err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return "", werr
+	}
+	return tmp, nil
+}
+
+// mkdirDurable creates dir (and parents) and fsyncs each new entry's parent.
+func mkdirDurable(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := mkdirDurable(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return classify(err)
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// PutIfAbsent publishes data with link(2), which fails if key exists.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := writeTemp(p, data)
+	if err != nil {
+		return "", fmt.Errorf("%s: put %s: %w", s, key, err)
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, p); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("%s: put %s if absent: %w", s, key, objpool.ErrPrecondition)
+		}
+		return "", fmt.Errorf("%s: put %s: %w", s, key, classify(err))
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return "", fmt.Errorf("%s: put %s: sync dir: %w", s, key, err)
+	}
+	return objpool.ContentETag(data), nil
+}
+
+// PutIfMatch replaces key under the directory's flock if its content hash
+// is still etag, by rename over it.
+func (s *Store) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return "", err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	old, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: put %s if match: %w", s, key, classify(err))
+	}
+	if objpool.ContentETag(old) != etag {
+		return "", fmt.Errorf("%s: put %s if match %s: %w", s, key, etag, objpool.ErrPrecondition)
+	}
+	tmp, err := writeTemp(p, data)
+	if err != nil {
+		return "", fmt.Errorf("%s: put %s: %w", s, key, err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("%s: put %s: %w", s, key, classify(err))
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return "", fmt.Errorf("%s: put %s: sync dir: %w", s, key, err)
+	}
+	return objpool.ContentETag(data), nil
+}
+
+// lock takes the directory's exclusive flock, which serialises
+// compare-and-swap across processes.
+func (s *Store) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: open lock: %w", s, classify(err))
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: flock: %w", s, err)
+	}
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Delete removes key; an absent key is fine.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: delete %s: %w", s, key, classify(err))
+	}
+	return nil
+}
