@@ -112,7 +112,7 @@ func (p *Pool) writeCheckpoint(ctx context.Context, d *state.Delta, parent *mani
 func groupEntries(entries []state.Entry, parts int) map[int][]record {
 	groups := map[int][]record{}
 	for _, e := range entries {
-		r := record{ik: ikey(e.Key), deleted: e.Deleted}
+		r := record{ik: ikey(e.Key), deleted: e.Deleted, keyGroup: max(e.KeyGroup, 0)}
 		if !e.Deleted {
 			r.value = append([]byte{}, e.Value...)
 		}

@@ -34,9 +34,10 @@ func ikey(k state.Key) []byte {
 
 // record is one entry of a run.
 type record struct {
-	ik      []byte
-	value   []byte
-	deleted bool
+	ik       []byte
+	value    []byte
+	deleted  bool
+	keyGroup int // the job's key group (Entry.KeyGroup), for scans
 }
 
 // RunRef describes one run object in a manifest.
@@ -126,6 +127,7 @@ func encodeRun(recs []record, blockSize int) ([]byte, RunRef) {
 			flags = flagDelete
 		}
 		buf = append(buf, flags)
+		buf = binary.AppendUvarint(buf, uint64(r.keyGroup))
 		buf = binary.AppendUvarint(buf, uint64(len(r.value)))
 		buf = append(buf, r.value...)
 		if len(buf)-blockStart >= blockSize {
@@ -192,6 +194,11 @@ func parseBlock(b []byte) (*block, error) {
 		}
 		r.deleted = b[0]&flagDelete != 0
 		b = b[1:]
+		kg, k := binary.Uvarint(b)
+		if k <= 0 || kg > 1<<31 {
+			return nil, fmt.Errorf("%w: bad record key group", errCorrupt)
+		}
+		r.keyGroup, b = int(kg), b[k:]
 		n, k = binary.Uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
 			return nil, fmt.Errorf("%w: bad record value", errCorrupt)

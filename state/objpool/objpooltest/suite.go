@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"TornCommitInvisible", nil},
 		{"ZombieWriterFenced", testZombie},
 		{"HotKeys", testHotKeys},
+		{"ScanKeyGroups", testScan},
 		{"TransientRetried", testTransient},
 		{"BreakerOpens", testBreaker},
 		{"PermanentNotRetried", testPermanent},
@@ -50,8 +51,9 @@ type Model map[string][]byte
 func Workload(rng *rand.Rand, model Model, id state.CheckpointID, n, keys int) *state.Delta {
 	d := &state.Delta{ID: id, Parent: id - 1}
 	for i := 0; i < n; i++ {
-		k := KeyN(rng.IntN(keys))
-		e := state.Entry{Key: k}
+		i := rng.IntN(keys)
+		k := KeyN(i)
+		e := state.Entry{Key: k, KeyGroup: i % 16}
 		if rng.IntN(5) == 0 {
 			e.Deleted = true
 			delete(model, k.String())
@@ -326,5 +328,45 @@ func testPermanent(t *testing.T, s objpool.ObjectStore) {
 	_, err := w.Latest(ctx)
 	if !errors.Is(err, objpool.ErrAccessDenied) || h.Calls() != 1 {
 		t.Fatalf("Latest = %v after %d calls; want access denied after 1", err, h.Calls())
+	}
+}
+
+func testScan(t *testing.T, s objpool.ObjectStore) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	w := newPool(t, s, func(c *objpool.Config) { c.MaxRuns = 2 })
+	model := Model{}
+	for id := state.CheckpointID(1); id <= 5; id++ {
+		commit(t, w, Workload(rng, model, id, 80, 200))
+	}
+	r := newPool(t, s, nil)
+	if err := r.Restore(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	got := Model{}
+	err := r.ScanKeyGroups(ctx, 4, 9, func(e state.Entry) error {
+		if e.KeyGroup < 4 || e.KeyGroup >= 9 {
+			return fmt.Errorf("entry %s of key group %d outside [4,9)", e.Key, e.KeyGroup)
+		}
+		got[e.Key.String()] = e.Value
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := 0; i < 200; i++ {
+		k := KeyN(i).String()
+		v, ok := model[k]
+		if !ok || i%16 < 4 || i%16 >= 9 {
+			continue
+		}
+		want++
+		if string(got[k]) != string(v) {
+			t.Fatalf("scan %s = %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != want {
+		t.Fatalf("scan returned %d entries, want %d", len(got), want)
 	}
 }
