@@ -72,3 +72,26 @@ var (
 	// ErrNoCheckpoint: the requested checkpoint does not exist.
 	ErrNoCheckpoint = errors.New("state: no such checkpoint")
 )
+
+// AsyncPool is an optional RemotePool face that completes reads by callback
+// instead of blocking a goroutine, like a simulated or event-driven network
+// round-trip. RemoteReadBackend uses it, when the pool has it, instead of
+// running GetMany on an executor goroutine, so many concurrent slow reads
+// do not need as many threads.
+type AsyncPool interface {
+	// GetManyAsync reads keys like GetMany and calls done exactly once,
+	// from any goroutine, with the result. Cancelling ctx completes a
+	// pending read promptly with ctx's error.
+	GetManyAsync(ctx context.Context, keys []Key, done func([]Lookup, error))
+}
+
+// KeyGroupScanner is an optional RemotePool face that enumerates the live
+// (non-deleted) entries of the served checkpoint whose key group lies in
+// [lo, hi). MemoryBackend restores eagerly through it.
+type KeyGroupScanner interface {
+	ScanKeyGroups(ctx context.Context, lo, hi int, fn func(Entry) error) error
+}
+
+// Loader is the cold-read function of a loader-only RemoteReadBackend: it
+// returns one Lookup per key, in order, like RemotePool.GetMany.
+type Loader func(ctx context.Context, keys []Key) ([]Lookup, error)

@@ -1,0 +1,142 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"clink/engine/async"
+)
+
+// Backend is the synchronous keyed-state surface every backend implements.
+// It is driven from one runner goroutine. Values returned alias internal
+// storage and must not be mutated; Put takes ownership of val (the caller
+// must not mutate it afterwards) but not of key.
+type Backend interface {
+	// Get returns the value stored under (op, key), blocking on a cold load
+	// if the backend has a remote tier.
+	Get(op OpID, key []byte) (val []byte, found bool, err error)
+	// Put stores val under (op, key).
+	Put(op OpID, key, val []byte) error
+	// Delete removes (op, key); deleting an absent key is not an error.
+	Delete(op OpID, key []byte) error
+	// Snapshot durably commits checkpoint id (Capture then Persist, inline).
+	Snapshot(ctx context.Context, id CheckpointID) error
+	// Restore replaces the backend's state with checkpoint id (0: empty).
+	Restore(ctx context.Context, id CheckpointID) error
+	// Close stops every goroutine the backend started.
+	Close() error
+}
+
+// AsyncBackend is implemented by backends whose reads can be issued without
+// blocking the runner. Find it by type assertion and check SupportsAsyncGet.
+type AsyncBackend interface {
+	Backend
+	// SupportsAsyncGet reports whether GetAsync can defer a read; false
+	// means every read is served synchronously.
+	SupportsAsyncGet() bool
+	// GetAsync returns (lookup, nil) when the value is available now (a
+	// hot hit, with no allocation), else a task that completes with the
+	// lookup on the runner goroutine. A load error is the task's error.
+	GetAsync(op OpID, key []byte, orderKey int64) (Lookup, *async.Task[Lookup])
+	// GetManyAsync serves hot hits at once and loads every miss in one
+	// batched pool read with one suspension. It returns (results, nil) when
+	// every key was hot.
+	GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *async.Task[[]Lookup])
+	// SetResumeScheduler wires the runner's hand-back; without one, async
+	// reads degrade to inline blocking loads.
+	SetResumeScheduler(s async.Scheduler)
+}
+
+// HotReader is implemented by backends that can answer a read from memory
+// without issuing a load; CoalescingBackend uses it to keep hits immediate.
+type HotReader interface {
+	// GetHot returns the hot value of (op, key) and whether it was hot.
+	GetHot(op OpID, key []byte) (Lookup, bool)
+}
+
+// PersistBackend is implemented by backends that checkpoint into a
+// RemotePool in two phases, so the slow commit runs off the runner.
+//
+// A coordinator with several subtasks sharing one pool calls Capture on each
+// backend (on its runner), merges the deltas with MergeCaptures, commits the
+// result once, then calls Committed (or Abandon on failure) on each backend.
+// A single backend can do all three with Persist.
+type PersistBackend interface {
+	Backend
+	// SupportsAsyncPersist reports whether Capture/Persist are available
+	// (true only when the backend has a pool).
+	SupportsAsyncPersist() bool
+	// Capture detaches the delta since the last capture as checkpoint id
+	// and pins its keys. It runs on the runner goroutine.
+	Capture(id CheckpointID) (*Capture, error)
+	// Persist commits c to the pool, then calls Committed or Abandon. It is
+	// safe on a goroutine other than the runner.
+	Persist(ctx context.Context, c *Capture) error
+	// Committed tells the backend c is durable: its keys are unpinned and
+	// become evictable. Safe from any goroutine.
+	Committed(c *Capture)
+	// Abandon tells the backend c's commit failed: its changes become dirty
+	// again so the next capture carries them. Safe from any goroutine.
+	Abandon(c *Capture)
+	// LastCheckpoint is the newest checkpoint this backend knows committed.
+	LastCheckpoint() CheckpointID
+}
+
+// Capture is a point-in-time delta detached from one backend, waiting to be
+// committed. Delta may be read (and merged) but not modified.
+type Capture struct {
+	Delta *Delta
+	owner any
+	gen   uint64
+	pins  []*entry
+	keys  []string // MemoryBackend: composed keys to re-dirty on Abandon
+	done  bool
+}
+
+// ID returns the checkpoint the capture belongs to.
+func (c *Capture) ID() CheckpointID { return c.Delta.ID }
+
+// Errors backends report.
+var (
+	// ErrNoPool: a checkpoint operation on a backend without a RemotePool.
+	ErrNoPool = errors.New("state: backend has no remote pool to checkpoint into")
+	// ErrStaleCapture: a capture taken before a Restore cannot be persisted.
+	ErrStaleCapture = errors.New("state: capture is stale: the backend was restored since")
+	// ErrClosed: the backend was closed.
+	ErrClosed = errors.New("state: backend closed")
+)
+
+// MergeCaptures merges the deltas of several subtasks' captures of the same
+// checkpoint into one delta to commit. All captures must share ID and
+// Parent. Hot keys are concatenated in capture order.
+func MergeCaptures(caps ...*Capture) (*Delta, error) {
+	if len(caps) == 0 {
+		return nil, errors.New("merge captures: none given")
+	}
+	first := caps[0].Delta
+	out := &Delta{ID: first.ID, Parent: first.Parent}
+	for i, c := range caps {
+		d := c.Delta
+		if d.ID != first.ID || d.Parent != first.Parent {
+			return nil, fmt.Errorf("merge captures: capture %d is checkpoint %d (parent %d), want %d (parent %d)",
+				i, d.ID, d.Parent, first.ID, first.Parent)
+		}
+		out.Entries = append(out.Entries, d.Entries...)
+		out.HotKeys = append(out.HotKeys, d.HotKeys...)
+	}
+	return out, nil
+}
+
+// persistWith commits c's delta to pool and reports the outcome to b.
+func persistWith(ctx context.Context, pool RemotePool, b PersistBackend, c *Capture) error {
+	if pool == nil {
+		return ErrNoPool
+	}
+	if err := pool.Commit(ctx, c.Delta); err != nil {
+		b.Abandon(c)
+		return fmt.Errorf("persist checkpoint %d: %w", c.Delta.ID, err)
+	}
+	b.Committed(c)
+	return nil
+}

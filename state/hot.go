@@ -1,0 +1,214 @@
+package state
+
+import "encoding/binary"
+
+// entryOverhead is the bytes charged per hot entry on top of its key and
+// value, a rough cost of the map slot and list node, so a budget bounds
+// memory even when values are tiny.
+const entryOverhead = 64
+
+// MaxPinnedSkips bounds the futile part of one eviction scan: after skipping
+// this many dirty, pinned or loading entries the scan gives up, so a write
+// burst stays O(n) rather than O(n^2). Productive evictions are uncapped.
+const MaxPinnedSkips = 256
+
+// entry is one hot-tier slot. A slot whose valid is false is a placeholder
+// for an in-flight load: it is not a hit and not in the LRU list.
+type entry struct {
+	k          string // composed key: 4-byte big-endian op, then the key
+	val        []byte
+	size       int64
+	valid      bool // holds a value or a tombstone
+	deleted    bool // tombstone, or known absent from the pool
+	dirty      bool // changed since the last capture
+	pins       int32
+	loads      int32
+	prev, next *entry
+}
+
+func (e *entry) evictable() bool { return e.valid && !e.dirty && e.pins == 0 && e.loads == 0 }
+
+// composeKey appends the hot-tier map key of (op, key) to buf.
+func composeKey(buf []byte, op OpID, key []byte) []byte {
+	buf = binary.BigEndian.AppendUint32(buf, uint32(op))
+	return append(buf, key...)
+}
+
+// splitKey returns the op and key bytes of a composed key (a fresh slice).
+func splitKey(k string) Key {
+	return Key{Op: OpID(binary.BigEndian.Uint32([]byte(k[:4]))), Key: []byte(k[4:])}
+}
+
+// hotTier is a byte-budgeted LRU map. It is not safe for concurrent use: its
+// owner holds a mutex.
+type hotTier struct {
+	m          map[string]*entry
+	head, tail *entry // head is most recently used
+	bytes      int64
+	n          int   // valid entries
+	max        int64 // 0: unbounded
+	dirty      int
+	dirtyList  []*entry // entries made dirty since the last capture
+	pinned     int
+	evictions  int64
+}
+
+func newHotTier(max int64) *hotTier { return &hotTier{m: make(map[string]*entry), max: max} }
+
+// get returns the entry under the composed key k without allocating.
+func (h *hotTier) get(k []byte) *entry { return h.m[string(k)] }
+
+// placeholder returns the entry under k, creating a placeholder if absent.
+func (h *hotTier) placeholder(k []byte) *entry {
+	if e := h.m[string(k)]; e != nil {
+		return e
+	}
+	e := &entry{k: string(k)}
+	h.m[e.k] = e
+	return e
+}
+
+// set stores a value (or tombstone) in e and makes it most recently used.
+func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
+	size := int64(len(e.k)+len(val)) + entryOverhead
+	if e.valid {
+		h.bytes -= e.size
+		h.touch(e)
+	} else {
+		e.valid = true
+		h.n++
+		h.pushFront(e)
+	}
+	e.val, e.deleted, e.size = val, deleted, size
+	h.bytes += size
+	h.setDirty(e, dirty)
+}
+
+func (h *hotTier) setDirty(e *entry, dirty bool) {
+	if e.dirty != dirty {
+		e.dirty = dirty
+		if dirty {
+			h.dirty++
+			h.dirtyList = append(h.dirtyList, e)
+		} else {
+			h.dirty--
+		}
+	}
+}
+
+func (h *hotTier) pin(e *entry) {
+	if e.pins == 0 {
+		h.pinned++
+	}
+	e.pins++
+}
+
+func (h *hotTier) unpin(e *entry) {
+	if e.pins == 0 {
+		return
+	}
+	e.pins--
+	if e.pins == 0 {
+		h.pinned--
+	}
+}
+
+// remove drops e from the tier.
+func (h *hotTier) remove(e *entry) {
+	if h.m[e.k] == e {
+		delete(h.m, e.k)
+	}
+	if e.valid {
+		h.unlink(e)
+		h.bytes -= e.size
+		h.n--
+		e.valid = false
+	}
+	h.setDirty(e, false)
+	if e.pins > 0 {
+		e.pins = 0
+		h.pinned--
+	}
+}
+
+// dropPlaceholder removes e if it is a placeholder no load waits on.
+func (h *hotTier) dropPlaceholder(e *entry) {
+	if !e.valid && e.loads == 0 && h.m[e.k] == e {
+		delete(h.m, e.k)
+	}
+}
+
+// evict removes least recently used evictable entries until the tier is
+// within budget, giving up after MaxPinnedSkips futile skips. It calls
+// onEvict for each evicted entry (may be nil).
+func (h *hotTier) evict(onEvict func(*entry)) {
+	if h.max <= 0 {
+		return
+	}
+	skips := 0
+	e := h.tail
+	for e != nil && h.bytes > h.max && skips < MaxPinnedSkips {
+		prev := e.prev
+		if e.evictable() {
+			h.remove(e)
+			h.evictions++
+			if onEvict != nil {
+				onEvict(e)
+			}
+		} else {
+			skips++
+		}
+		e = prev
+	}
+}
+
+func (h *hotTier) pushFront(e *entry) {
+	e.prev, e.next = nil, h.head
+	if h.head != nil {
+		h.head.prev = e
+	}
+	h.head = e
+	if h.tail == nil {
+		h.tail = e
+	}
+}
+
+func (h *hotTier) unlink(e *entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		h.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		h.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+// touch makes a valid e most recently used.
+func (h *hotTier) touch(e *entry) {
+	if h.head == e {
+		return
+	}
+	h.unlink(e)
+	h.pushFront(e)
+}
+
+// setCold stores a clean value in a placeholder e as the least recently
+// used entry (warm-up fills go behind everything the runner touched).
+func (h *hotTier) setCold(e *entry, val []byte, deleted bool) {
+	e.valid, e.val, e.deleted = true, val, deleted
+	e.size = int64(len(e.k)+len(val)) + entryOverhead
+	h.n++
+	h.bytes += e.size
+	e.next, e.prev = nil, h.tail
+	if h.tail != nil {
+		h.tail.next = e
+	}
+	h.tail = e
+	if h.head == nil {
+		h.head = e
+	}
+}

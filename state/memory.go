@@ -1,0 +1,287 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"clink/engine/async"
+)
+
+// MemoryBackend is the synchronous in-memory reference backend: all state
+// lives in a map, reads never block. With a pool it checkpoints deltas into
+// it and restores eagerly, by key group, from a pool that can scan key
+// groups (the in-memory pool can), so it can restore at another
+// parallelism. A mutex makes Stats and Committed safe from other goroutines.
+type MemoryBackend struct {
+	opts Options
+	pool RemotePool
+
+	mu            sync.Mutex
+	data          map[string][]byte
+	bytes         int64
+	dirty         map[string]struct{}
+	scratch       []byte
+	lastCommitted CheckpointID
+	lastCaptured  CheckpointID
+	gen           uint64 // bumped by Restore: older captures go stale
+	closed        bool
+}
+
+var _ interface {
+	AsyncBackend
+	PersistBackend
+	HotReader
+} = (*MemoryBackend)(nil)
+
+// NewMemoryBackend returns an empty backend; pool may be nil (no
+// checkpoints).
+func NewMemoryBackend(opts Options, pool RemotePool) (*MemoryBackend, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, fmt.Errorf("memory backend: %w", err)
+	}
+	return &MemoryBackend{opts: opts, pool: pool, data: map[string][]byte{}, dirty: map[string]struct{}{}}, nil
+}
+
+// Get returns the value of (op, key).
+func (b *MemoryBackend) Get(op OpID, key []byte) ([]byte, bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, false, ErrClosed
+	}
+	b.scratch = composeKey(b.scratch[:0], op, key)
+	v, ok := b.data[string(b.scratch)]
+	return v, ok, nil
+}
+
+// Put stores val under (op, key).
+func (b *MemoryBackend) Put(op OpID, key, val []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	b.scratch = composeKey(b.scratch[:0], op, key)
+	if old, ok := b.data[string(b.scratch)]; ok {
+		b.bytes -= int64(len(old))
+		b.data[string(b.scratch)] = val
+	} else {
+		k := string(b.scratch)
+		b.data[k] = val
+		b.bytes += int64(len(k))
+	}
+	b.bytes += int64(len(val))
+	b.markDirty()
+	return nil
+}
+
+// Delete removes (op, key).
+func (b *MemoryBackend) Delete(op OpID, key []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	b.scratch = composeKey(b.scratch[:0], op, key)
+	if old, ok := b.data[string(b.scratch)]; ok {
+		b.bytes -= int64(len(old) + len(b.scratch))
+		delete(b.data, string(b.scratch))
+	}
+	b.markDirty()
+	return nil
+}
+
+func (b *MemoryBackend) markDirty() {
+	if b.pool == nil {
+		return
+	}
+	if _, ok := b.dirty[string(b.scratch)]; !ok {
+		b.dirty[string(b.scratch)] = struct{}{}
+	}
+}
+
+// GetHot is Get: everything is hot.
+func (b *MemoryBackend) GetHot(op OpID, key []byte) (Lookup, bool) {
+	v, ok, err := b.Get(op, key)
+	return Lookup{Value: v, Found: ok}, err == nil
+}
+
+// SupportsAsyncGet is false: reads never defer.
+func (b *MemoryBackend) SupportsAsyncGet() bool { return false }
+
+// GetAsync reads synchronously and returns a nil task.
+func (b *MemoryBackend) GetAsync(op OpID, key []byte, _ int64) (Lookup, *async.Task[Lookup]) {
+	v, ok, err := b.Get(op, key)
+	if err != nil {
+		return Lookup{}, async.Resolved(Lookup{}, err)
+	}
+	return Lookup{Value: v, Found: ok}, nil
+}
+
+// GetManyAsync reads every key synchronously and returns a nil task.
+func (b *MemoryBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *async.Task[[]Lookup]) {
+	res := make([]Lookup, len(keys))
+	for i, k := range keys {
+		v, ok, err := b.Get(op, k)
+		if err != nil {
+			return nil, async.Resolved[[]Lookup](nil, err)
+		}
+		res[i] = Lookup{Value: v, Found: ok}
+	}
+	return res, nil
+}
+
+// SetResumeScheduler is a no-op: nothing is ever deferred.
+func (b *MemoryBackend) SetResumeScheduler(async.Scheduler) {}
+
+// SupportsAsyncPersist reports whether the backend has a pool.
+func (b *MemoryBackend) SupportsAsyncPersist() bool { return b.pool != nil }
+
+// LastCheckpoint is the newest checkpoint committed or restored.
+func (b *MemoryBackend) LastCheckpoint() CheckpointID {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastCommitted
+}
+
+// Capture detaches the keys changed since the previous capture as the
+// delta of checkpoint id.
+func (b *MemoryBackend) Capture(id CheckpointID) (*Capture, error) {
+	if b.pool == nil {
+		return nil, fmt.Errorf("capture checkpoint %d: %w", id, ErrNoPool)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id <= b.lastCaptured {
+		return nil, fmt.Errorf("capture checkpoint %d: not after checkpoint %d", id, b.lastCaptured)
+	}
+	c := &Capture{Delta: &Delta{ID: id, Parent: b.lastCaptured}, owner: b, gen: b.gen}
+	for k := range b.dirty {
+		key := splitKey(k)
+		v, ok := b.data[k]
+		c.Delta.Entries = append(c.Delta.Entries, Entry{Key: key, KeyGroup: b.opts.keyGroup(key.Key), Value: v, Deleted: !ok})
+		c.keys = append(c.keys, k)
+	}
+	clear(b.dirty)
+	sortEntries(c.Delta.Entries)
+	b.lastCaptured = id
+	return c, nil
+}
+
+// Persist commits c to the pool.
+func (b *MemoryBackend) Persist(ctx context.Context, c *Capture) error {
+	b.mu.Lock()
+	stale := c.gen != b.gen
+	b.mu.Unlock()
+	if stale {
+		b.Abandon(c)
+		return fmt.Errorf("persist checkpoint %d: %w", c.ID(), ErrStaleCapture)
+	}
+	return persistWith(ctx, b.pool, b, c)
+}
+
+// Snapshot captures and persists checkpoint id inline.
+func (b *MemoryBackend) Snapshot(ctx context.Context, id CheckpointID) error {
+	c, err := b.Capture(id)
+	if err != nil {
+		return err
+	}
+	return b.Persist(ctx, c)
+}
+
+// Committed advances the last committed checkpoint.
+func (b *MemoryBackend) Committed(c *Capture) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c == nil || c.owner != b || c.done {
+		return
+	}
+	c.done = true
+	if c.ID() > b.lastCommitted {
+		b.lastCommitted = c.ID()
+	}
+}
+
+// Abandon marks c's keys dirty again after a failed commit.
+func (b *MemoryBackend) Abandon(c *Capture) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c == nil || c.owner != b || c.done {
+		return
+	}
+	c.done = true
+	if c.gen != b.gen {
+		return
+	}
+	for _, k := range c.keys {
+		b.dirty[k] = struct{}{}
+	}
+	if c.ID() == b.lastCaptured {
+		b.lastCaptured = b.lastCommitted
+	}
+}
+
+// Restore replaces the state with the key groups this backend owns in
+// checkpoint id, loaded eagerly from the pool.
+func (b *MemoryBackend) Restore(ctx context.Context, id CheckpointID) error {
+	data := map[string][]byte{}
+	var size int64
+	if id != 0 {
+		if b.pool == nil {
+			return fmt.Errorf("restore checkpoint %d: %w", id, ErrNoPool)
+		}
+		sc, ok := b.pool.(KeyGroupScanner)
+		if !ok {
+			return fmt.Errorf("restore checkpoint %d: memory backend needs a pool that can scan key groups (%T cannot)", id, b.pool)
+		}
+		if err := b.pool.Restore(ctx, id); err != nil {
+			return fmt.Errorf("restore checkpoint %d: %w", id, err)
+		}
+		var buf []byte
+		err := sc.ScanKeyGroups(ctx, b.opts.KeyGroupLo, b.opts.KeyGroupHi, func(e Entry) error {
+			buf = composeKey(buf[:0], e.Key.Op, e.Key.Key)
+			data[string(buf)] = e.Value
+			size += int64(len(buf) + len(e.Value))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("restore checkpoint %d: %w", id, err)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.data, b.bytes = data, size
+	b.gen++
+	clear(b.dirty)
+	b.lastCommitted, b.lastCaptured = id, id
+	return nil
+}
+
+// Stats reports the backend's size; every key is hot.
+func (b *MemoryBackend) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{HotBytes: b.bytes, HotKeys: len(b.data), Dirty: len(b.dirty), LastCheckpoint: b.lastCommitted}
+}
+
+// Dump lists every key, sorted.
+func (b *MemoryBackend) Dump() []DumpEntry {
+	b.mu.Lock()
+	out := make([]DumpEntry, 0, len(b.data))
+	for k, v := range b.data {
+		_, d := b.dirty[k]
+		out = append(out, DumpEntry{Key: splitKey(k), Bytes: int64(len(k) + len(v)), Dirty: d})
+	}
+	b.mu.Unlock()
+	sortDump(out)
+	return out
+}
+
+// Close releases nothing but refuses later calls.
+func (b *MemoryBackend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,335 @@
+// Package mempool is the in-memory RemotePool behind disagg-local:// and
+// memory://: not durable (process RAM), but with the pool's full contract
+// (delta commits fenced on their parent, restore to any committed
+// checkpoint, recorded hot keys), fault injection for scenarios, and an
+// optional simulated network latency that does not hold a thread.
+package mempool
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"clink/state"
+)
+
+// Errors injected faults report.
+var (
+	// ErrInjected is the default error of an injected read or commit failure.
+	ErrInjected = errors.New("mempool: injected failure")
+	// ErrThrottled imitates S3's 503 SlowDown.
+	ErrThrottled = errors.New("mempool: 503 SlowDown (injected throttle)")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("mempool: pool closed")
+)
+
+// Faults is the fault-injection surface scenario files drive; Pool and
+// LatencyPool implement it.
+type Faults interface {
+	// FailReads makes the next n reads fail with err (nil: ErrInjected).
+	FailReads(n int, err error)
+	// FailCommits makes the next n commits fail with err (nil: ErrInjected).
+	FailCommits(n int, err error)
+	// Throttle makes the next n reads fail with ErrThrottled.
+	Throttle(n int)
+}
+
+// Stats counts a pool's traffic.
+type Stats struct {
+	Reads, KeysRead         int64 // GetMany calls and keys they asked for
+	Commits, CommittedKeys  int64
+	CommittedBytes          int64
+	FailedReads, Fenced     int64
+	FailedCommits, Restores int64
+	Keys                    int // live keys in the served checkpoint
+	Head                    state.CheckpointID
+}
+
+type value struct {
+	kg  int
+	val []byte
+}
+
+// Pool is an in-memory RemotePool. It keeps every committed delta, so it
+// can restore any checkpoint by replaying its chain of parents, and serves
+// reads from a materialised map of the current head. Safe for concurrent
+// use.
+type Pool struct {
+	mu     sync.RWMutex
+	ckpts  map[state.CheckpointID]*state.Delta
+	head   state.CheckpointID
+	served map[string]value
+	closed bool
+
+	fmu         sync.Mutex
+	failReads   int
+	readErr     error
+	failCommits int
+	commitErr   error
+	throttle    int
+	stats       Stats
+}
+
+var _ interface {
+	state.RemotePool
+	state.KeyGroupScanner
+	Faults
+} = (*Pool)(nil)
+
+// New returns an empty pool (head 0).
+func New() *Pool {
+	return &Pool{ckpts: map[state.CheckpointID]*state.Delta{}, served: map[string]value{}}
+}
+
+func compose(k state.Key) string {
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(k.Key)), uint32(k.Op))
+	return string(append(b, k.Key...))
+}
+
+// GetMany reads keys as of the head checkpoint.
+func (p *Pool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, error) {
+	if err := p.readFault(len(keys)); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	out := make([]state.Lookup, len(keys))
+	var buf []byte
+	for i, k := range keys {
+		buf = binary.BigEndian.AppendUint32(buf[:0], uint32(k.Op))
+		buf = append(buf, k.Key...)
+		if v, ok := p.served[string(buf)]; ok {
+			out[i] = state.Lookup{Value: v.val, Found: true}
+		}
+	}
+	return out, nil
+}
+
+func (p *Pool) readFault(n int) error {
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	p.stats.Reads++
+	p.stats.KeysRead += int64(n)
+	switch {
+	case p.throttle > 0:
+		p.throttle--
+		p.stats.FailedReads++
+		return ErrThrottled
+	case p.failReads > 0:
+		p.failReads--
+		p.stats.FailedReads++
+		return p.readErr
+	}
+	return nil
+}
+
+// Commit applies d on top of the head. It fails with state.ErrFenced when
+// d.Parent is not the head, and never applies part of a delta.
+func (p *Pool) Commit(ctx context.Context, d *state.Delta) error {
+	if err := p.commitFault(); err != nil {
+		return fmt.Errorf("commit checkpoint %d: %w", d.ID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %d: %w", d.ID, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return ErrClosed
+	case d.Parent != p.head:
+		p.countFenced()
+		return fmt.Errorf("commit checkpoint %d on parent %d (head is %d): %w", d.ID, d.Parent, p.head, state.ErrFenced)
+	case d.ID <= d.Parent:
+		return fmt.Errorf("commit checkpoint %d: id must be greater than its parent %d", d.ID, d.Parent)
+	case p.onChain(d.ID):
+		return fmt.Errorf("commit checkpoint %d: already committed", d.ID)
+	}
+	p.ckpts[d.ID] = d
+	p.apply(d)
+	p.head = d.ID
+	p.fmu.Lock()
+	p.stats.Commits++
+	p.stats.CommittedKeys += int64(len(d.Entries))
+	p.stats.CommittedBytes += d.Bytes()
+	p.fmu.Unlock()
+	return nil
+}
+
+func (p *Pool) countFenced() {
+	p.fmu.Lock()
+	p.stats.Fenced++
+	p.fmu.Unlock()
+}
+
+func (p *Pool) commitFault() error {
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	if p.failCommits > 0 {
+		p.failCommits--
+		p.stats.FailedCommits++
+		return p.commitErr
+	}
+	return nil
+}
+
+// onChain reports whether id is the head or one of its ancestors. A
+// checkpoint on an abandoned branch (newer than a restored head) may be
+// committed again under the same id.
+func (p *Pool) onChain(id state.CheckpointID) bool {
+	for c := p.head; c != 0; c = p.ckpts[c].Parent {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Pool) apply(d *state.Delta) {
+	for _, e := range d.Entries {
+		k := compose(e.Key)
+		if e.Deleted {
+			delete(p.served, k)
+		} else {
+			p.served[k] = value{kg: e.KeyGroup, val: e.Value}
+		}
+	}
+}
+
+// Restore makes id the head (0: empty) by replaying its chain of deltas.
+// Later commits must name id as their parent. Restoring the head is free.
+func (p *Pool) Restore(ctx context.Context, id state.CheckpointID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	if id == p.head {
+		return nil
+	}
+	var chain []*state.Delta
+	for c := id; c != 0; {
+		d, ok := p.ckpts[c]
+		if !ok {
+			return fmt.Errorf("restore checkpoint %d: missing checkpoint %d: %w", id, c, state.ErrNoCheckpoint)
+		}
+		chain = append(chain, d)
+		c = d.Parent
+	}
+	p.served = map[string]value{}
+	for i := len(chain) - 1; i >= 0; i-- {
+		p.apply(chain[i])
+	}
+	p.head = id
+	p.fmu.Lock()
+	p.stats.Restores++
+	p.fmu.Unlock()
+	return nil
+}
+
+// Latest returns the head checkpoint.
+func (p *Pool) Latest(context.Context) (state.CheckpointID, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.head, nil
+}
+
+// HotKeys returns the working set recorded with checkpoint id.
+func (p *Pool) HotKeys(_ context.Context, id state.CheckpointID) ([]state.Key, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	d, ok := p.ckpts[id]
+	if !ok {
+		return nil, fmt.Errorf("hot keys of checkpoint %d: %w", id, state.ErrNoCheckpoint)
+	}
+	return d.HotKeys, nil
+}
+
+// ScanKeyGroups calls fn for every live entry of the head whose key group
+// is in [lo, hi), in key-group then key order.
+func (p *Pool) ScanKeyGroups(ctx context.Context, lo, hi int, fn func(state.Entry) error) error {
+	p.mu.RLock()
+	var out []state.Entry
+	for k, v := range p.served {
+		if v.kg >= lo && v.kg < hi {
+			out = append(out, state.Entry{Key: state.Key{Op: state.OpID(binary.BigEndian.Uint32([]byte(k[:4]))), Key: []byte(k[4:])}, KeyGroup: v.kg, Value: v.val})
+		}
+	}
+	p.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].KeyGroup != out[j].KeyGroup {
+			return out[i].KeyGroup < out[j].KeyGroup
+		}
+		if out[i].Key.Op != out[j].Key.Op {
+			return out[i].Key.Op < out[j].Key.Op
+		}
+		return bytes.Compare(out[i].Key.Key, out[j].Key.Key) < 0
+	})
+	for _, e := range out {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close refuses later calls.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	return nil
+}
+
+// FailReads makes the next n reads fail with err (nil: ErrInjected).
+func (p *Pool) FailReads(n int, err error) {
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	p.failReads, p.readErr = n, orInjected(err)
+}
+
+// FailCommits makes the next n commits fail with err (nil: ErrInjected).
+func (p *Pool) FailCommits(n int, err error) {
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	p.failCommits, p.commitErr = n, orInjected(err)
+}
+
+// Throttle makes the next n reads fail with ErrThrottled.
+func (p *Pool) Throttle(n int) {
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	p.throttle = n
+}
+
+func orInjected(err error) error {
+	if err == nil {
+		return ErrInjected
+	}
+	return err
+}
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() Stats {
+	p.mu.RLock()
+	keys, head := len(p.served), p.head
+	p.mu.RUnlock()
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	s := p.stats
+	s.Keys, s.Head = keys, head
+	return s
+}

@@ -1,0 +1,187 @@
+package state
+
+import (
+	"context"
+	"fmt"
+
+	"clink/engine/async"
+	"clink/engine/event"
+)
+
+// SupportsAsyncGet is true: cold reads can be deferred.
+func (b *RemoteReadBackend) SupportsAsyncGet() bool { return true }
+
+// SetResumeScheduler wires the runner's hand-back for completed loads.
+func (b *RemoteReadBackend) SetResumeScheduler(s async.Scheduler) {
+	b.mu.Lock()
+	b.sched = s
+	b.mu.Unlock()
+}
+
+// noop is the body of tasks that a load completes from outside.
+func noop[T any](*async.Task[T]) {}
+
+// GetAsync returns a hot hit at once with a nil task and no allocation. On
+// a miss it starts the load at once and returns a pending task; the load
+// runs on the executor (or the pool's async face) and its completion is
+// handed back through the resume scheduler, so the write-through and the
+// task's completion run on the runner. Without a scheduler it loads inline.
+func (b *RemoteReadBackend) GetAsync(op OpID, key []byte, orderKey int64) (Lookup, *async.Task[Lookup]) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return Lookup{}, async.Resolved(Lookup{}, ErrClosed)
+	}
+	if lk, ok := b.hitLocked(op, key); ok {
+		b.mu.Unlock()
+		return lk, nil
+	}
+	sched := b.sched
+	if sched == nil {
+		lk, err := b.loadInlineLocked(op, key)
+		if err != nil {
+			return Lookup{}, async.Resolved(Lookup{}, err)
+		}
+		return lk, nil
+	}
+	e := b.missLocked(op, key)
+	gen := b.gen
+	b.mu.Unlock()
+
+	t := async.New(noop[Lookup])
+	keys := []Key{splitKey(e.k)}
+	b.fetchAsync(b.ctx, keys, func(res []Lookup, err error) {
+		sched.ScheduleResume(async.HandleFunc(func() {
+			var lk Lookup
+			if err == nil {
+				lk = res[0]
+			}
+			b.mu.Lock()
+			lk = b.fillLocked(e, gen, lk, err)
+			b.mu.Unlock()
+			b.emitDone(1, err)
+			t.Complete(lk, err)
+		}), orderKey)
+	})
+	return Lookup{}, t
+}
+
+// GetManyAsync serves hot hits at once and loads every miss in one batched
+// read with one suspension. It returns (results, nil) when no load was
+// needed (all hits, or loaded inline without a scheduler).
+func (b *RemoteReadBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *async.Task[[]Lookup]) {
+	res := make([]Lookup, len(keys))
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, async.Resolved[[]Lookup](nil, ErrClosed)
+	}
+	var missIdx []int
+	var missEnt []*entry
+	for i, k := range keys {
+		if lk, ok := b.hitLocked(op, k); ok {
+			res[i] = lk
+			continue
+		}
+		missIdx = append(missIdx, i)
+		missEnt = append(missEnt, b.missLocked(op, k))
+	}
+	if len(missIdx) == 0 {
+		b.mu.Unlock()
+		return res, nil
+	}
+	gen, sched := b.gen, b.sched
+	b.mu.Unlock()
+	b.emitBatch(len(missIdx))
+
+	missKeys := make([]Key, len(missIdx))
+	for j, i := range missIdx {
+		missKeys[j] = Key{Op: op, Key: append([]byte(nil), keys[i]...)}
+	}
+	if sched == nil {
+		loaded, err := b.fetchSync(b.ctx, missKeys)
+		if err = b.scatter(res, missIdx, missEnt, gen, loaded, err); err != nil {
+			return nil, async.Resolved[[]Lookup](nil, err)
+		}
+		return res, nil
+	}
+	t := async.New(noop[[]Lookup])
+	b.fetchAsync(b.ctx, missKeys, func(loaded []Lookup, err error) {
+		sched.ScheduleResume(async.HandleFunc(func() {
+			if err := b.scatter(res, missIdx, missEnt, gen, loaded, err); err != nil {
+				t.Complete(nil, err)
+				return
+			}
+			t.Complete(res, nil)
+		}), 0)
+	})
+	return nil, t
+}
+
+// scatter writes a batched load through and places each result at its
+// index in res.
+func (b *RemoteReadBackend) scatter(res []Lookup, idx []int, ents []*entry, gen uint64, loaded []Lookup, err error) error {
+	b.mu.Lock()
+	for j, e := range ents {
+		var lk Lookup
+		if err == nil {
+			lk = loaded[j]
+		}
+		res[idx[j]] = b.fillLocked(e, gen, lk, err)
+	}
+	b.mu.Unlock()
+	b.emitDone(len(ents), err)
+	return err
+}
+
+func (b *RemoteReadBackend) emitBatch(n int) {
+	if b.opts.Bus.Enabled() {
+		b.emitter().emit(event.ReadBatch, "", int64(n), 0, "")
+	}
+}
+
+// fetchSync reads keys from the pool or loader on the calling goroutine.
+func (b *RemoteReadBackend) fetchSync(ctx context.Context, keys []Key) ([]Lookup, error) {
+	b.mu.Lock()
+	b.st.batches++
+	b.mu.Unlock()
+	var res []Lookup
+	var err error
+	if b.pool != nil {
+		res, err = b.pool.GetMany(ctx, keys)
+	} else {
+		res, err = b.opts.Loader(ctx, keys)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %d keys: %w", len(keys), err)
+	}
+	if len(res) != len(keys) {
+		return nil, fmt.Errorf("load %d keys: pool returned %d results", len(keys), len(res))
+	}
+	return res, nil
+}
+
+// fetchAsync reads keys without blocking the caller and calls done once,
+// from a foreign goroutine: through the pool's async face when it has one,
+// else on the executor.
+func (b *RemoteReadBackend) fetchAsync(ctx context.Context, keys []Key, done func([]Lookup, error)) {
+	if b.apool != nil {
+		b.mu.Lock()
+		b.st.batches++
+		b.mu.Unlock()
+		b.apool.GetManyAsync(ctx, keys, func(res []Lookup, err error) {
+			if err == nil && len(res) != len(keys) {
+				err = fmt.Errorf("pool returned %d results", len(res))
+			}
+			if err != nil {
+				done(nil, fmt.Errorf("load %d keys: %w", len(keys), err))
+				return
+			}
+			done(res, nil)
+		})
+		return
+	}
+	if err := b.exec.SubmitBlocking(func() { done(b.fetchSync(ctx, keys)) }); err != nil {
+		done(nil, fmt.Errorf("load %d keys: %w", len(keys), err))
+	}
+}

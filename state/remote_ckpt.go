@@ -1,0 +1,212 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+
+	"clink/engine/event"
+)
+
+// SupportsAsyncPersist is true for a pool-backed backend.
+func (b *RemoteReadBackend) SupportsAsyncPersist() bool { return b.pool != nil }
+
+// LastCheckpoint is the newest checkpoint this backend saw committed (or
+// restored).
+func (b *RemoteReadBackend) LastCheckpoint() CheckpointID {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastCommitted
+}
+
+// Capture detaches every change since the previous capture as the delta of
+// checkpoint id, and pins the changed keys so they stay hot (and readable)
+// until the commit is acknowledged. It also records the hot working set for
+// warm restore. Runs on the runner goroutine.
+func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
+	if b.pool == nil {
+		return nil, fmt.Errorf("capture checkpoint %d: %w", id, ErrNoPool)
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("capture checkpoint %d: %w", id, ErrClosed)
+	}
+	if id <= b.lastCaptured {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("capture checkpoint %d: not after checkpoint %d", id, b.lastCaptured)
+	}
+	d := &Delta{ID: id, Parent: b.lastCaptured}
+	c := &Capture{Delta: d, owner: b, gen: b.gen}
+	for _, e := range b.hot.dirtyList {
+		if !e.valid || !e.dirty || b.hot.m[e.k] != e {
+			continue
+		}
+		k := splitKey(e.k)
+		d.Entries = append(d.Entries, Entry{Key: k, KeyGroup: b.opts.keyGroup(k.Key), Value: e.val, Deleted: e.deleted})
+		b.hot.setDirty(e, false)
+		b.hot.pin(e)
+		c.pins = append(c.pins, e)
+	}
+	b.hot.dirtyList = b.hot.dirtyList[:0]
+	d.HotKeys = b.hotKeysLocked()
+	b.lastCaptured = id
+	b.mu.Unlock()
+	sortEntries(d.Entries)
+	if b.opts.Bus.Enabled() {
+		m := b.emitter()
+		m.emit(event.CheckpointCaptured, "", int64(len(d.Entries)), d.Bytes(), ckptText(id))
+		m.emit(event.KeyPinned, "", int64(len(c.pins)), 0, ckptText(id))
+	}
+	return c, nil
+}
+
+// hotKeysLocked lists live hot keys, most recently used first, up to
+// HotKeysMax.
+func (b *RemoteReadBackend) hotKeysLocked() []Key {
+	max := b.opts.HotKeysMax
+	if max < 0 {
+		return nil
+	}
+	var out []Key
+	for e := b.hot.head; e != nil && len(out) < max; e = e.next {
+		if !e.deleted {
+			out = append(out, splitKey(e.k))
+		}
+	}
+	return out
+}
+
+// sortEntries orders a delta by key group, operator and key, so a delta is
+// deterministic whatever the map order.
+func sortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		a, c := es[i], es[j]
+		if a.KeyGroup != c.KeyGroup {
+			return a.KeyGroup < c.KeyGroup
+		}
+		if a.Key.Op != c.Key.Op {
+			return a.Key.Op < c.Key.Op
+		}
+		return bytes.Compare(a.Key.Key, c.Key.Key) < 0
+	})
+}
+
+// Persist commits c to the pool (on the calling goroutine, typically a
+// checkpoint worker) and then marks it committed, or abandoned on failure.
+func (b *RemoteReadBackend) Persist(ctx context.Context, c *Capture) error {
+	b.mu.Lock()
+	stale := c.gen != b.gen
+	b.mu.Unlock()
+	if stale {
+		b.Abandon(c)
+		return fmt.Errorf("persist checkpoint %d: %w", c.ID(), ErrStaleCapture)
+	}
+	return persistWith(ctx, b.pool, b, c)
+}
+
+// Snapshot captures and persists checkpoint id inline.
+func (b *RemoteReadBackend) Snapshot(ctx context.Context, id CheckpointID) error {
+	c, err := b.Capture(id)
+	if err != nil {
+		return err
+	}
+	return b.Persist(ctx, c)
+}
+
+// Committed releases c's pins, advances the last committed checkpoint and
+// re-runs eviction, since the pinned keys are now durable.
+func (b *RemoteReadBackend) Committed(c *Capture) {
+	if !b.finish(c, true) {
+		return
+	}
+	if b.opts.Bus.Enabled() {
+		m := b.emitter()
+		m.emit(event.KeyUnpinned, "", int64(len(c.pins)), 0, ckptText(c.ID()))
+		m.emit(event.CheckpointPersisted, "", int64(len(c.Delta.Entries)), c.Delta.Bytes(), ckptText(c.ID()))
+	}
+}
+
+// Abandon releases c's pins and marks its keys dirty again, so the next
+// capture carries the changes the failed commit lost.
+func (b *RemoteReadBackend) Abandon(c *Capture) {
+	if !b.finish(c, false) {
+		return
+	}
+	if b.opts.Bus.Enabled() {
+		m := b.emitter()
+		m.emit(event.KeyUnpinned, "", int64(len(c.pins)), 0, ckptText(c.ID()))
+		m.emit(event.CheckpointFailed, "", int64(len(c.Delta.Entries)), 0, ckptText(c.ID()))
+	}
+}
+
+func (b *RemoteReadBackend) finish(c *Capture, ok bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c == nil || c.owner != b || c.done {
+		return false
+	}
+	c.done = true
+	if c.gen != b.gen {
+		return true // a Restore overtook the capture; its entries are gone
+	}
+	for _, e := range c.pins {
+		b.hot.unpin(e)
+		if !ok && e.valid && b.hot.m[e.k] == e {
+			b.hot.setDirty(e, true)
+		}
+	}
+	if ok {
+		if c.ID() > b.lastCommitted {
+			b.lastCommitted = c.ID()
+		}
+	} else if c.ID() == b.lastCaptured {
+		// Later captures chain through c and will be fenced in turn; only
+		// once the newest capture failed does the chain restart.
+		b.lastCaptured = b.lastCommitted
+	}
+	b.evictLocked()
+	return true
+}
+
+// Restore points the pool at checkpoint id and drops the hot tier; nothing
+// is loaded eagerly, cold reads serve the restored checkpoint. With
+// WarmRestore the checkpoint's recorded hot keys are then loaded in the
+// background. Pending captures of the previous state go stale.
+func (b *RemoteReadBackend) Restore(ctx context.Context, id CheckpointID) error {
+	if b.pool == nil && id != 0 {
+		return fmt.Errorf("restore checkpoint %d: %w", id, ErrNoPool)
+	}
+	if b.pool != nil {
+		if err := b.pool.Restore(ctx, id); err != nil {
+			return fmt.Errorf("restore checkpoint %d: %w", id, err)
+		}
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fmt.Errorf("restore checkpoint %d: %w", id, ErrClosed)
+	}
+	if b.warm != nil {
+		b.warm.cancel()
+		b.warm = nil
+	}
+	b.gen++
+	ev := b.hot.evictions
+	b.hot = newHotTier(b.opts.HotMaxBytes)
+	b.hot.evictions = ev
+	b.lastCommitted, b.lastCaptured = id, id
+	var w *warmer
+	if b.opts.WarmRestore && id != 0 && b.pool != nil {
+		w = b.newWarmerLocked(id)
+	}
+	b.mu.Unlock()
+	if b.opts.Bus.Enabled() {
+		b.emitter().emit(event.Restored, "", 0, 0, ckptText(id))
+	}
+	if w != nil {
+		b.startWarm(w)
+	}
+	return nil
+}
