@@ -71,7 +71,7 @@ func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, i
 		var next []int
 		for _, i := range pending {
 			b := -1
-			if run.covers(iks[i]) {
+			if run.covers(iks[i]) && x.filter.mayContain(iks[i]) {
 				b = x.find(iks[i])
 			}
 			if b < 0 {

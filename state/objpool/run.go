@@ -64,7 +64,10 @@ type blockRef struct {
 }
 
 // runIndex is a run's parsed sparse index.
-type runIndex struct{ blocks []blockRef }
+type runIndex struct {
+	blocks []blockRef
+	filter *bloom
+}
 
 // find returns the block that may hold ik, or -1.
 func (x *runIndex) find(ik []byte) int {
@@ -74,6 +77,9 @@ func (x *runIndex) find(ik []byte) int {
 
 func (x *runIndex) size() int64 {
 	n := int64(64)
+	if x.filter != nil {
+		n += int64(len(x.filter.bits))
+	}
 	for _, b := range x.blocks {
 		n += int64(len(b.first)) + 40
 	}
@@ -138,6 +144,7 @@ func encodeRun(recs []record, blockSize int) ([]byte, RunRef) {
 	indexOff := len(buf)
 	buf = binary.AppendUvarint(buf, nblocks)
 	buf = append(buf, idx...)
+	buf = newBloom(recs).appendTo(buf)
 	indexLen := len(buf) - indexOff
 	buf = binary.BigEndian.AppendUint64(buf, uint64(indexOff))
 	buf = binary.BigEndian.AppendUint32(buf, uint32(indexLen))
@@ -176,6 +183,11 @@ func parseIndex(b []byte) (*runIndex, error) {
 		}
 		x.blocks = append(x.blocks, blockRef{first: first, off: int64(fields[1]), n: int64(fields[2])})
 	}
+	f, ok := parseBloom(b)
+	if !ok {
+		return nil, fmt.Errorf("%w: bad bloom filter", errCorrupt)
+	}
+	x.filter = f
 	return x, nil
 }
 
