@@ -1,0 +1,291 @@
+// Package stateuri turns a state URI into a backend factory: one pool per
+// job, shared by every subtask's backend.
+//
+//	memory://
+//	disagg-local://?io_threads=1&hot_max_bytes=64MiB&latency=uniform(0.5ms,2ms)&warm_restore=true
+//	remote-read://BUCKET/PREFIX?endpoint=http://127.0.0.1:8333&region=us-east-1&io_threads=8&hot_max_bytes=1GiB
+//
+// remote-read:// needs a pool opener registered with RegisterPool (the S3
+// pool package does it from init; a binary links it in).
+package stateuri
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"clink/engine/async"
+	"clink/engine/event"
+	"clink/state"
+	"clink/state/mempool"
+)
+
+// Schemes the factory knows.
+const (
+	Memory      = "memory"
+	DisaggLocal = "disagg-local"
+	RemoteRead  = "remote-read"
+)
+
+// PoolOpener builds the pool of a remote scheme from its URL. The URL it
+// gets has the factory's own knobs (io_threads, hot_max_bytes,
+// warm_restore) removed, so an opener can reject any key it does not know.
+type PoolOpener func(u *url.URL) (state.RemotePool, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]PoolOpener{}
+)
+
+// RegisterPool makes scheme (such as "remote-read") open its pool with
+// open. Registering a scheme twice replaces the opener.
+func RegisterPool(scheme string, open PoolOpener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers[scheme] = open
+}
+
+func opener(scheme string) PoolOpener {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	return openers[scheme]
+}
+
+// Options are what the caller supplies besides the URI.
+type Options struct {
+	// Bus receives every backend's runtime events.
+	Bus *event.Bus
+	// HashSeed and MaxKeyGroups address key groups (the same for a job).
+	HashSeed     uint64
+	MaxKeyGroups int
+	// Executor, when set, is shared by every backend instead of each
+	// starting io_threads goroutines (a Sim makes a run deterministic).
+	Executor async.Executor
+	// Clock times the simulated latency (nil: wall time); Seed seeds its
+	// sampling.
+	Clock async.Clock
+	Seed  uint64
+}
+
+// Config is what a URI asked for, after defaults.
+type Config struct {
+	Scheme      string
+	Bucket      string // remote-read only
+	Prefix      string // remote-read only
+	IOThreads   int
+	HotMaxBytes int64 // 0: unbounded
+	Latency     async.Latency
+	WarmRestore bool
+}
+
+// Factory builds the backends of one job over one shared pool.
+type Factory struct {
+	uri  string
+	cfg  Config
+	opts Options
+	pool state.RemotePool
+}
+
+// Open parses uri and opens its pool.
+func Open(uri string, opts Options) (*Factory, error) {
+	cfg, rest, err := Parse(uri)
+	if err != nil {
+		return nil, err
+	}
+	f := &Factory{uri: uri, cfg: cfg, opts: opts}
+	switch cfg.Scheme {
+	case Memory:
+		f.pool = mempool.New()
+	case DisaggLocal:
+		p := mempool.New()
+		f.pool = p
+		if cfg.Latency != nil && cfg.Latency.String() != "0s" {
+			f.pool = mempool.WithLatency(p, cfg.Latency, opts.Clock, opts.Seed)
+		}
+	case RemoteRead:
+		open := opener(RemoteRead)
+		if open == nil {
+			return nil, fmt.Errorf("state uri %q: remote-read:// needs the S3 pool (not linked)", uri)
+		}
+		if f.pool, err = open(rest); err != nil {
+			return nil, fmt.Errorf("state uri %q: %w", uri, err)
+		}
+	}
+	return f, nil
+}
+
+// Config returns the parsed configuration.
+func (f *Factory) Config() Config { return f.cfg }
+
+// Pool returns the job's shared pool. For memory:// and disagg-local:// it
+// implements mempool.Faults.
+func (f *Factory) Pool() state.RemotePool { return f.pool }
+
+// Faults returns the pool's fault-injection surface, if it has one.
+func (f *Factory) Faults() (mempool.Faults, bool) {
+	fl, ok := f.pool.(mempool.Faults)
+	return fl, ok
+}
+
+// String returns the URI the factory was opened with.
+func (f *Factory) String() string { return f.uri }
+
+// New builds the backend of one operator subtask, owning its key-group
+// range at the given parallelism. The caller closes it.
+func (f *Factory) New(name string, subtask, parallelism int) (state.Backend, error) {
+	if parallelism <= 0 || subtask < 0 || subtask >= parallelism {
+		return nil, fmt.Errorf("state backend %s: subtask %d of parallelism %d", name, subtask, parallelism)
+	}
+	o := state.Options{Name: name, Bus: f.opts.Bus, HashSeed: f.opts.HashSeed, MaxKeyGroups: f.opts.MaxKeyGroups}
+	o = o.ForSubtask(subtask, parallelism)
+	if f.cfg.Scheme == Memory {
+		return state.NewMemoryBackend(o, f.pool)
+	}
+	return state.NewRemoteReadBackend(state.RemoteOptions{
+		Options: o, Pool: f.pool, Executor: f.opts.Executor, IOThreads: f.cfg.IOThreads,
+		HotMaxBytes: f.cfg.HotMaxBytes, WarmRestore: f.cfg.WarmRestore,
+	})
+}
+
+// Close closes the shared pool. Close every backend first.
+func (f *Factory) Close() error { return f.pool.Close() }
+
+// Parse reads a state URI into its configuration. For remote-read it also
+// returns the URL the pool opener gets (the factory's knobs removed).
+func Parse(uri string) (Config, *url.URL, error) {
+	bad := func(format string, args ...any) (Config, *url.URL, error) {
+		return Config{}, nil, fmt.Errorf("state uri %q: %s", uri, fmt.Sprintf(format, args...))
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return bad("%v", errors.Unwrap(err))
+	}
+	if u.Scheme == "" || !strings.Contains(uri, "://") {
+		return bad("want scheme://..., one of %s", knownSchemes())
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return bad("query: %v", err)
+	}
+	for k, vs := range q {
+		if len(vs) > 1 {
+			return bad("%s given %d times", k, len(vs))
+		}
+	}
+	cfg := Config{Scheme: u.Scheme}
+	switch u.Scheme {
+	case Memory:
+		if err := noLocation(u); err != nil {
+			return bad("%v", err)
+		}
+		if err := onlyKeys(q); err != nil {
+			return bad("%v (memory:// takes no options)", err)
+		}
+		return cfg, nil, nil
+	case DisaggLocal:
+		if err := noLocation(u); err != nil {
+			return bad("%v", err)
+		}
+		if err := onlyKeys(q, "io_threads", "hot_max_bytes", "latency", "warm_restore"); err != nil {
+			return bad("%v", err)
+		}
+		if err := cfg.knobs(q, 1); err != nil {
+			return bad("%v", err)
+		}
+		return cfg, nil, nil
+	case RemoteRead:
+		if u.Host == "" {
+			return bad("remote-read:// needs a bucket: remote-read://BUCKET/PREFIX")
+		}
+		cfg.Bucket, cfg.Prefix = u.Host, strings.Trim(u.Path, "/")
+		if q.Has("latency") {
+			return bad("latency is for disagg-local:// only")
+		}
+		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
+			return bad("%v", err)
+		}
+		rest := *u
+		for _, k := range []string{"io_threads", "hot_max_bytes", "warm_restore"} {
+			q.Del(k)
+		}
+		rest.RawQuery = q.Encode()
+		return cfg, &rest, nil
+	}
+	return bad("unknown scheme %q, want one of %s", u.Scheme, knownSchemes())
+}
+
+func knownSchemes() string { return "memory://, disagg-local://, remote-read://" }
+
+func noLocation(u *url.URL) error {
+	if u.Host != "" || strings.Trim(u.Path, "/") != "" || u.Opaque != "" {
+		return fmt.Errorf("%s:// takes no host or path, got %q", u.Scheme, u.Host+u.Path+u.Opaque)
+	}
+	return nil
+}
+
+// onlyKeys rejects query keys outside allowed.
+func onlyKeys(q url.Values, allowed ...string) error {
+	var unknown []string
+	for k := range q {
+		if !contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	if len(allowed) == 0 {
+		return fmt.Errorf("unknown option %s", strings.Join(unknown, ", "))
+	}
+	return fmt.Errorf("unknown option %s (known: %s)", strings.Join(unknown, ", "), strings.Join(allowed, ", "))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// knobs reads the options shared by the disaggregated schemes.
+func (c *Config) knobs(q url.Values, defaultThreads int) error {
+	c.IOThreads = defaultThreads
+	if s := q.Get("io_threads"); q.Has("io_threads") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("io_threads=%q: want a positive integer", s)
+		}
+		c.IOThreads = n
+	}
+	c.HotMaxBytes = state.DefaultHotMaxBytes()
+	if s := q.Get("hot_max_bytes"); q.Has("hot_max_bytes") {
+		n, err := state.ParseBytes(s)
+		if err != nil {
+			return fmt.Errorf("hot_max_bytes: %w", err)
+		}
+		c.HotMaxBytes = n
+	}
+	c.Latency = async.Fixed(0)
+	if q.Has("latency") {
+		l, err := async.ParseLatency(q.Get("latency"))
+		if err != nil {
+			return err
+		}
+		c.Latency = l
+	}
+	if s := q.Get("warm_restore"); q.Has("warm_restore") {
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("warm_restore=%q: want true or false", s)
+		}
+		c.WarmRestore = v
+	}
+	return nil
+}
