@@ -83,6 +83,7 @@ type Pool struct {
 	cfg    Config
 	store  *resilient
 	cache  *lru
+	flight flight
 	sem    chan struct{}
 	seq    atomic.Uint64
 	closed atomic.Bool

@@ -107,6 +107,14 @@ func (p *Pool) index(ctx context.Context, run *RunRef) (*runIndex, error) {
 	if v, ok := p.cache.get("i:" + run.Key); ok {
 		return v.(*runIndex), nil
 	}
+	v, err := p.flight.do(ctx, "i:"+run.Key, func() (any, error) { return p.fetchIndex(ctx, run) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*runIndex), nil
+}
+
+func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 	if err := p.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -147,20 +155,28 @@ func (p *Pool) blocks(ctx context.Context, run *RunRef, x *runIndex, need map[in
 	var wg sync.WaitGroup
 	var errs []error
 	for b := range need {
-		if v, ok := p.cache.get(blockCacheKey(run.Key, b)); ok {
+		key := blockCacheKey(run.Key, b)
+		if v, ok := p.cache.get(key); ok {
+			mu.Lock()
 			out[b] = v.(*block)
+			mu.Unlock()
 			continue
 		}
 		wg.Go(func() {
-			blk, err := p.fetchBlock(ctx, run, x.blocks[b])
+			v, err := p.flight.do(ctx, key, func() (any, error) {
+				blk, err := p.fetchBlock(ctx, run, x.blocks[b])
+				if err == nil {
+					p.cache.put(key, blk, blk.size())
+				}
+				return blk, err
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			out[b] = blk
-			p.cache.put(blockCacheKey(run.Key, b), blk, blk.size())
+			out[b] = v.(*block)
 		})
 	}
 	wg.Wait()

@@ -74,20 +74,29 @@ func KeyN(i int) state.Key {
 // Check reads keys 0..keys-1 in one GetMany and compares with model.
 func Check(t testing.TB, p state.RemotePool, model Model, keys int) {
 	t.Helper()
+	if err := Compare(p, model, keys); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Compare is Check returning the first mismatch, for use off the test
+// goroutine.
+func Compare(p state.RemotePool, model Model, keys int) error {
 	ks := make([]state.Key, keys)
 	for i := range ks {
 		ks[i] = KeyN(i)
 	}
 	got, err := p.GetMany(context.Background(), ks)
 	if err != nil {
-		t.Fatalf("GetMany: %v", err)
+		return fmt.Errorf("GetMany: %w", err)
 	}
 	for i, k := range ks {
 		want, ok := model[k.String()]
 		if got[i].Found != ok || string(got[i].Value) != string(want) {
-			t.Fatalf("key %s: got (%q, %v), want (%q, %v)", k, got[i].Value, got[i].Found, want, ok)
+			return fmt.Errorf("key %s: got (%q, %v), want (%q, %v)", k, got[i].Value, got[i].Found, want, ok)
 		}
 	}
+	return nil
 }
 
 func clone(m Model) Model {
