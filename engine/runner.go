@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"clink/engine/async"
+	"clink/engine/event"
+	"clink/state"
+)
+
+// RunnerConfig configures one operator subtask.
+type RunnerConfig struct {
+	Name        string
+	OpID        state.OpID
+	Subtask     int
+	Parallelism int
+	Backend     state.Backend
+	MaxInFlight int // 0: DefaultMaxInFlight
+	Bus         *event.Bus
+	Clock       async.Clock // nil: wall time
+	// Idle is passed to the controller: deterministic drivers step their
+	// simulated executor there.
+	Idle func() bool
+	// ForceSync keeps the synchronous path even where async is possible
+	// (the oracle and the sync side of benchmarks use it).
+	ForceSync bool
+	// OnCapture receives this subtask's checkpoint capture once the barrier
+	// drained; a coordinator persists it off the runner. nil persists inline.
+	OnCapture func(subtask int, c *state.Capture) error
+}
+
+// Runner drives one operator subtask: records through the controller (async
+// path) or straight into Process (sync path), watermarks through epochs,
+// barriers through a drain and a capture. Offer and Poll are the step API a
+// deterministic driver uses; Run is the goroutine loop.
+type Runner[T any] struct {
+	cfg     RunnerConfig
+	op      Operator[T]
+	aop     AsyncOperator[T]
+	out     Output[T]
+	ctl     *Controller
+	backend state.Backend
+	ctx     context.Context
+	err     error
+}
+
+// NewRunner opens op on cfg.Backend and picks its path: async when op is an
+// AsyncOperator, the backend defers reads, and op reports SupportsAsync
+// after Open; synchronous otherwise.
+func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[T], error) {
+	if cfg.Backend == nil {
+		return nil, fmt.Errorf("operator %s/%d: no state backend", cfg.Name, cfg.Subtask)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = async.RealClock{}
+	}
+	r := &Runner[T]{cfg: cfg, op: op, out: out, backend: cfg.Backend, ctx: context.Background()}
+	aop, isAsync := op.(AsyncOperator[T])
+	ab, deferReads := cfg.Backend.(state.AsyncBackend)
+	canAsync := isAsync && deferReads && ab.SupportsAsyncGet() && !cfg.ForceSync
+	if canAsync {
+		if err := r.wireAsync(aop, ab); err != nil {
+			return nil, err
+		}
+	}
+	octx := &OperatorContext[T]{
+		OpID: cfg.OpID, Name: cfg.Name, Subtask: cfg.Subtask, Parallelism: cfg.Parallelism,
+		Backend: r.backend, Output: out, Bus: cfg.Bus, Clock: cfg.Clock,
+	}
+	if err := op.Open(octx); err != nil {
+		return nil, fmt.Errorf("open operator %s/%d: %w", cfg.Name, cfg.Subtask, err)
+	}
+	if canAsync && aop.SupportsAsync() {
+		r.aop = aop
+	}
+	return r, nil
+}
+
+func (r *Runner[T]) wireAsync(aop AsyncOperator[T], ab state.AsyncBackend) error {
+	coalesce := false
+	if c, ok := aop.(ReadCoalescer); ok {
+		coalesce = c.CoalesceReads()
+	}
+	order := FIFO
+	if d, ok := aop.(DeadlineAware); ok && d.DeadlineAware() {
+		order = Priority
+	}
+	ctl, err := NewController(ControllerConfig{
+		MaxInFlight: r.cfg.MaxInFlight, Order: order, Coalesce: coalesce,
+		Operator: r.cfg.Name, Subtask: r.cfg.Subtask, Bus: r.cfg.Bus, Idle: r.cfg.Idle,
+	})
+	if err != nil {
+		return fmt.Errorf("operator %s/%d: %w", r.cfg.Name, r.cfg.Subtask, err)
+	}
+	r.ctl = ctl
+	ab.SetResumeScheduler(ctl)
+	if coalesce {
+		cb := state.NewCoalescingBackend(ab)
+		ctl.SetFlushHook(cb.Flush)
+		r.backend = cb
+	}
+	return nil
+}
+
+// Async reports whether the subtask runs the async path.
+func (r *Runner[T]) Async() bool { return r.aop != nil }
+
+// Controller is the subtask's controller (nil on the synchronous path).
+func (r *Runner[T]) Controller() *Controller { return r.ctl }
+
+// Backend is the backend the operator was opened with.
+func (r *Runner[T]) Backend() state.Backend { return r.backend }
+
+// Full reports whether a data element would be refused now (in-flight cap).
+func (r *Runner[T]) Full() bool {
+	return r.aop != nil && r.ctl.InFlight() >= r.ctl.cfg.MaxInFlight
+}
+
+// Offer hands one element to the subtask. It reports false, taking nothing,
+// when a record meets the in-flight cap: Poll (or wait on Wake) and retry.
+func (r *Runner[T]) Offer(el Element[T]) (bool, error) {
+	if r.err != nil {
+		return false, r.err
+	}
+	switch el.Kind {
+	case Data:
+		return r.offerData(el)
+	case Watermark:
+		return true, r.watermark(el.Watermark)
+	case Barrier:
+		return true, r.barrier(el.Checkpoint)
+	case EndOfInput:
+		return true, r.Drain()
+	}
+	return false, fmt.Errorf("operator %s/%d: unknown element kind %d", r.cfg.Name, r.cfg.Subtask, el.Kind)
+}
+
+func (r *Runner[T]) offerData(el Element[T]) (bool, error) {
+	if r.aop == nil {
+		if err := r.op.Process(el.Input, el.Data); err != nil {
+			return true, r.fail(err)
+		}
+		return true, nil
+	}
+	if r.Full() {
+		return false, nil
+	}
+	r.ctl.Submit(r.aop.KeyHash(el.Input, el.Data), r.aop.ProcessAsync(el.Input, el.Data))
+	return true, r.failIf(r.ctl.Err())
+}
+
+func (r *Runner[T]) watermark(wm int64) error {
+	if r.aop == nil {
+		if err := r.op.OnWatermark(wm); err != nil {
+			return r.fail(err)
+		}
+		r.out.EmitWatermark(wm)
+		return nil
+	}
+	if o, ok := r.op.(WatermarkObserver); ok {
+		o.OnWatermarkObserved(wm)
+	}
+	r.ctl.OnWatermark(func() {
+		if err := r.op.OnWatermark(wm); err != nil {
+			r.fail(err)
+			return
+		}
+		r.out.EmitWatermark(wm)
+	})
+	return r.failIf(r.ctl.Err())
+}
+
+func (r *Runner[T]) barrier(id state.CheckpointID) error {
+	if r.ctl != nil {
+		if err := r.ctl.DrainForBarrier(r.ctx, uint64(id)); err != nil {
+			return r.fail(err)
+		}
+	}
+	if err := r.err; err != nil {
+		return err
+	}
+	if err := r.capture(id); err != nil {
+		return r.fail(err)
+	}
+	r.out.EmitBarrier(id)
+	return nil
+}
+
+func (r *Runner[T]) capture(id state.CheckpointID) error {
+	pb, ok := r.cfg.Backend.(state.PersistBackend)
+	if !ok || !pb.SupportsAsyncPersist() {
+		return nil
+	}
+	c, err := pb.Capture(id)
+	if err != nil {
+		return fmt.Errorf("capture checkpoint %d: %w", id, err)
+	}
+	if r.cfg.OnCapture != nil {
+		return r.cfg.OnCapture(r.cfg.Subtask, c)
+	}
+	return pb.Persist(r.ctx, c)
+}
+
+// Poll resumes ready completions and returns the first failure.
+func (r *Runner[T]) Poll() error {
+	if r.ctl == nil {
+		return r.err
+	}
+	return r.failIf(r.ctl.Poll())
+}
+
+// Drain runs until nothing is in flight and every closed epoch released.
+func (r *Runner[T]) Drain() error {
+	if r.ctl == nil {
+		return r.err
+	}
+	return r.failIf(r.ctl.Drain(r.ctx))
+}
+
+func (r *Runner[T]) fail(err error) error {
+	if r.err == nil {
+		r.err = fmt.Errorf("operator %s/%d: %w", r.cfg.Name, r.cfg.Subtask, err)
+	}
+	return r.err
+}
+
+func (r *Runner[T]) failIf(err error) error {
+	if err == nil {
+		return r.err
+	}
+	return r.fail(err)
+}
+
+// Close tears the subtask down; late completions become no-ops.
+func (r *Runner[T]) Close() error {
+	if r.ctl != nil {
+		r.ctl.Close()
+	}
+	return errors.Join(r.op.Close())
+}

@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"clink/state"
+)
+
+const minWatermark = math.MinInt64
+
+// gate aligns a subtask's input channels: the watermark it sees is the
+// minimum over live channels, and a barrier passes only once every live
+// channel delivered it (channels that already did are held back meanwhile,
+// so the checkpoint cut is exact).
+type gate[T any] struct {
+	wm      []int64
+	ended   []bool
+	blocked []bool
+	held    []envelope[T]
+	live    int
+	lastWM  int64
+	barrier state.CheckpointID
+	arrived int
+}
+
+func newGate[T any](channels int) gate[T] {
+	g := gate[T]{wm: make([]int64, channels), ended: make([]bool, channels), blocked: make([]bool, channels), live: channels, lastWM: minWatermark}
+	for i := range g.wm {
+		g.wm[i] = minWatermark
+	}
+	return g
+}
+
+func (g *gate[T]) minLive() int64 {
+	m := int64(math.MaxInt64)
+	for i, w := range g.wm {
+		if !g.ended[i] {
+			m = min(m, w)
+		}
+	}
+	return m
+}
+
+// subtask is one parallel instance of a stage: a source, or an operator
+// behind its gate.
+type subtask[T any] struct {
+	job     *Job[T]
+	stage   int
+	index   int
+	name    string
+	source  Source[T]
+	runner  *Runner[T]
+	backend state.Backend
+	out     *exchange[T]
+	in      *inbox[T]
+	gate    gate[T]
+	replay  []envelope[T] // held elements released by a completed barrier
+	capture *state.Capture
+	done    atomic.Bool
+	ckpts   chan state.CheckpointID // threaded sources: barrier requests
+}
+
+// next returns the element to deliver: released ones first, then the inbox.
+func (s *subtask[T]) next() (envelope[T], bool) {
+	if len(s.replay) > 0 {
+		return s.replay[0], true
+	}
+	return s.in.peek()
+}
+
+func (s *subtask[T]) consume() {
+	if len(s.replay) > 0 {
+		s.replay[0] = envelope[T]{}
+		s.replay = s.replay[1:]
+		return
+	}
+	s.in.drop()
+}
+
+// deliver hands one envelope to the operator through the gate. It reports
+// false, consuming nothing, when the runner is at its in-flight cap.
+func (s *subtask[T]) deliver(env envelope[T]) (bool, error) {
+	g := &s.gate
+	if g.blocked[env.ch] {
+		g.held = append(g.held, env)
+		return true, nil
+	}
+	switch env.el.Kind {
+	case Data:
+		return s.runner.Offer(env.el)
+	case Watermark:
+		if env.el.Watermark > g.wm[env.ch] {
+			g.wm[env.ch] = env.el.Watermark
+		}
+		return true, s.advanceWatermark()
+	case Barrier:
+		return true, s.barrierFrom(env.ch, env.el.Checkpoint)
+	case EndOfInput:
+		return true, s.endFrom(env.ch)
+	}
+	return false, fmt.Errorf("%s: unknown element kind %d", s.name, env.el.Kind)
+}
+
+func (s *subtask[T]) advanceWatermark() error {
+	g := &s.gate
+	if g.live == 0 {
+		return nil
+	}
+	if m := g.minLive(); m > g.lastWM {
+		g.lastWM = m
+		_, err := s.runner.Offer(Element[T]{Kind: Watermark, Watermark: m})
+		return err
+	}
+	return nil
+}
+
+func (s *subtask[T]) barrierFrom(ch int, id state.CheckpointID) error {
+	g := &s.gate
+	if g.barrier != 0 && g.barrier != id {
+		return fmt.Errorf("%s: barrier %d arrived while aligning %d", s.name, id, g.barrier)
+	}
+	g.barrier = id
+	g.blocked[ch] = true
+	g.arrived++
+	return s.maybeCompleteBarrier()
+}
+
+func (s *subtask[T]) maybeCompleteBarrier() error {
+	g := &s.gate
+	if g.barrier == 0 || g.arrived < g.live {
+		return nil
+	}
+	id := g.barrier
+	g.barrier, g.arrived = 0, 0
+	for i := range g.blocked {
+		g.blocked[i] = false
+	}
+	s.capture = nil
+	if _, err := s.runner.Offer(Element[T]{Kind: Barrier, Checkpoint: id}); err != nil {
+		return err
+	}
+	s.replay = append(g.held, s.replay...)
+	g.held = nil
+	s.job.coord.ack(id, s.backend, s.capture)
+	return nil
+}
+
+func (s *subtask[T]) endFrom(ch int) error {
+	g := &s.gate
+	g.ended[ch] = true
+	g.live--
+	if err := s.maybeCompleteBarrier(); err != nil {
+		return err
+	}
+	if g.live > 0 {
+		return s.advanceWatermark()
+	}
+	if _, err := s.runner.Offer(Element[T]{Kind: EndOfInput}); err != nil {
+		return err
+	}
+	s.done.Store(true)
+	s.out.end()
+	return nil
+}
+
+// pullSource moves one element from a source subtask downstream and reports
+// whether it did.
+func (s *subtask[T]) pullSource() (bool, error) {
+	el, ok, err := s.source.Next()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", s.name, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	switch el.Kind {
+	case Data:
+		s.out.Emit(el.Data)
+	case Watermark:
+		s.out.EmitWatermark(el.Watermark)
+	case EndOfInput:
+		s.done.Store(true)
+		s.out.end()
+	default:
+		return false, fmt.Errorf("%s: a source cannot emit %s", s.name, el.Kind)
+	}
+	return true, nil
+}
+
+// injectBarrier records the source's position for checkpoint id and sends
+// the barrier downstream.
+func (s *subtask[T]) injectBarrier(id state.CheckpointID) error {
+	pos, err := s.source.Position()
+	if err != nil {
+		return fmt.Errorf("%s: position for checkpoint %d: %w", s.name, id, err)
+	}
+	s.job.coord.sourcePosition(id, s.name, pos)
+	s.out.EmitBarrier(id)
+	return nil
+}
