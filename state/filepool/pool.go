@@ -30,7 +30,7 @@ func New(dir string, cfg objpool.Config) (*Pool, error) {
 		return nil, err
 	}
 	if _, err := p.Latest(context.Background()); err != nil {
-		return nil, fmt.Errorf("filepool: open %s: %w", st, err)
+		return nil, fmt.Errorf("filepool: open: %w", err)
 	}
 	return &Pool{Pool: p, store: st}, nil
 }

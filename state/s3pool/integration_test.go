@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"clink/state"
@@ -90,12 +91,19 @@ func TestIntegrationClearErrors(t *testing.T) {
 	good := integrationConfig(t)
 	bad := good
 	bad.SecretAccessKey = "wrong-secret"
-	if _, err := New(ctx, bad); !errors.Is(err, objpool.ErrBadCredentials) && !errors.Is(err, objpool.ErrAccessDenied) {
+	_, err := New(ctx, bad)
+	if !errors.Is(err, objpool.ErrBadCredentials) && !errors.Is(err, objpool.ErrAccessDenied) {
 		t.Fatalf("New with a wrong secret = %v, want bad credentials", err)
 	}
+	if strings.Contains(err.Error(), bad.SecretAccessKey) {
+		t.Fatalf("error %q prints the secret", err)
+	}
+	t.Log(err)
 	missing := good
 	missing.Bucket = "clink-no-such-bucket"
 	if _, err := New(ctx, missing); !errors.Is(err, objpool.ErrNoBucket) {
 		t.Fatalf("New on a missing bucket = %v, want no such bucket", err)
+	} else {
+		t.Log(err)
 	}
 }

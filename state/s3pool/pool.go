@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	if _, err := p.Latest(ctx); err != nil {
-		return nil, fmt.Errorf("s3pool: open %s: %w", st, err)
+		return nil, fmt.Errorf("s3pool: open: %w", err)
 	}
 	return &Pool{Pool: p, store: st}, nil
 }

@@ -127,7 +127,7 @@ func (s *Store) classify(op, key string, err error) error {
 		status = re.HTTPStatusCode()
 	}
 	class, hint := classOf(code, status)
-	where := fmt.Sprintf("s3 %s %s in %s", op, s.key(key), s)
+	where := fmt.Sprintf("s3 %s %s", op, s.key(key))
 	if hint != "" {
 		return fmt.Errorf("%s: %w (%s): %v", where, class, hint, err)
 	}
