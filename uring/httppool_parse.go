@@ -170,9 +170,12 @@ func (p *respParser) step(b []byte) (int, error) {
 	if p.state == psChunkSize || p.state == psChunkEnd {
 		limit = maxChunkLine
 	}
-	line, n, ok, err := p.readLine(b, limit)
-	if err != nil || !ok {
-		return n, err
+	line, n, ok := p.readLine(b, limit)
+	if n < 0 {
+		return 0, p.tooLong()
+	}
+	if !ok {
+		return n, nil
 	}
 	if p.state != psChunkSize && p.state != psChunkEnd {
 		p.hdrBytes += len(line) + 2
@@ -181,18 +184,19 @@ func (p *respParser) step(b []byte) (int, error) {
 }
 
 // readLine accumulates b up to a '\n' and returns the line without its
-// line ending; ok is false when more bytes are needed.
-func (p *respParser) readLine(b []byte, limit int) (line []byte, n int, ok bool, err error) {
+// line ending; ok is false when more bytes are needed, and n is -1 when the
+// line would pass limit.
+func (p *respParser) readLine(b []byte, limit int) (line []byte, n int, ok bool) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
 		if len(p.line)+len(b) > limit {
-			return nil, len(b), false, p.errorf("line %s exceeds %d bytes", p.stateName(), limit)
+			return nil, -1, false
 		}
 		p.line = append(p.line, b...)
-		return nil, len(b), false, nil
+		return nil, len(b), false
 	}
 	if len(p.line)+i > limit {
-		return nil, i + 1, false, p.errorf("line %s exceeds %d bytes", p.stateName(), limit)
+		return nil, -1, false
 	}
 	if len(p.line) > 0 {
 		p.line = append(p.line, b[:i]...)
@@ -201,7 +205,17 @@ func (p *respParser) readLine(b []byte, limit int) (line []byte, n int, ok bool,
 		line = b[:i]
 	}
 	p.line = p.line[:0]
-	return bytes.TrimSuffix(line, []byte{'\r'}), i + 1, true, nil
+	return bytes.TrimSuffix(line, []byte{'\r'}), i + 1, true
+}
+
+func (p *respParser) tooLong() error {
+	switch p.state {
+	case psChunkSize, psChunkEnd:
+		return p.errorf("chunk size line exceeds %d bytes", maxChunkLine)
+	case psTrailer:
+		return p.errorf("trailer section exceeds %d bytes", p.maxHeader)
+	}
+	return p.errorf("status line and headers exceed %d bytes", p.maxHeader)
 }
 
 func (p *respParser) handleLine(line []byte) error {

@@ -277,7 +277,7 @@ func TestHTTPPoolMalformedResponses(t *testing.T) {
 		{"chunk end", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "not followed by CRLF"},
 		{"encoding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "unsupported Transfer-Encoding"},
 		{"truncated", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", "7 body bytes missing"},
-		{"header size", "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", "exceeds"},
+		{"header size", "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", "headers exceed 65536 bytes"},
 		{"body size", "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n", "exceeds"},
 	}
 	forBackends(t, func(t *testing.T, base HTTPOptions) {
