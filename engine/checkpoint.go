@@ -59,6 +59,7 @@ type coordinator struct {
 	history    []CheckpointInfo
 	last       state.CheckpointID // newest completed
 	onDone     func(CheckpointInfo)
+	changed    *sync.Cond // signalled when a checkpoint finishes
 }
 
 func (c *coordinator) begin(id state.CheckpointID, expected int) {
@@ -188,6 +189,7 @@ func (c *coordinator) delta(p *pendingCheckpoint) (*state.Delta, error) {
 func (c *coordinator) finishLocked(p *pendingCheckpoint, err error) {
 	p.info.Persisted, p.info.Err = c.clock.Now(), err
 	c.history = append(c.history, p.info)
+	c.changed.Broadcast()
 	if err == nil && p.info.ID > c.last {
 		c.last = p.info.ID
 	}
@@ -203,11 +205,18 @@ func (c *coordinator) finishLocked(p *pendingCheckpoint, err error) {
 	}
 }
 
-// idle reports whether no checkpoint is pending or being persisted.
-func (c *coordinator) idle() bool {
+// settle waits until every captured checkpoint finished committing, and
+// fails the ones whose barriers can no longer arrive (the job ended).
+func (c *coordinator) settle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending) == 0 && len(c.queue) == 0 && !c.persisting
+	for c.persisting || len(c.queue) > 0 {
+		c.changed.Wait()
+	}
+	for id, p := range c.pending {
+		delete(c.pending, id)
+		c.finishLocked(p, fmt.Errorf("checkpoint %d: the job ended before every subtask captured it", id))
+	}
 }
 
 func (c *coordinator) checkpoints() []CheckpointInfo {

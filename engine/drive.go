@@ -198,6 +198,7 @@ func (j *Job[T]) Run(ctx context.Context) error {
 		return cause
 	}
 	if j.Finished() {
+		j.coord.settle()
 		return nil
 	}
 	if cause != nil {

@@ -69,6 +69,7 @@ func NewJob[T any](g Graph[T], sink Sink[T], cfg JobConfig) (*Job[T], error) {
 		maxKG: cfg.MaxKeyGroups, pending: map[state.CheckpointID]*pendingCheckpoint{},
 		last: cfg.Restore, onDone: cfg.OnCheckpoint,
 	}
+	j.coord.changed = sync.NewCond(&j.coord.mu)
 	if j.coord.exec == nil {
 		pool, _ := async.NewThreadPool(1)
 		j.coord.exec, j.ownExec = pool, pool
