@@ -226,6 +226,9 @@ func (x *exchange) abort(err error) {
 func (x *exchange) dialStep() step {
 	x.phase = opDial
 	addr, ok := x.p.resolve(x.host, func(a netip.Addr, err error) {
+		if aerr := x.aborted(); aerr != nil {
+			err = aerr // Close or the timeout cut the lookup short
+		}
 		if err != nil {
 			x.finish(nil, err)
 			return
@@ -313,7 +316,8 @@ var errServerClosed = errors.New("server closed the connection before responding
 // a kept-alive one failed before any response byte (the server closed it
 // while idle); anything else fails the request.
 func (x *exchange) connFailed(what string, err error) step {
-	if !x.reused || x.retried || !x.idempotent || x.parser.started() {
+	local := errors.Is(err, ErrQueueFull) || errors.Is(err, ErrStopped) // not the server's doing
+	if !x.reused || x.retried || !x.idempotent || x.parser.started() || local {
 		return x.finish(nil, fmt.Errorf("%s %s: %w", what, x.key, err))
 	}
 	x.retried = true

@@ -54,9 +54,16 @@ func TestHTTPPoolGetPost(t *testing.T) {
 		if o.err != nil || string(o.resp.Body) != "GET /task " {
 			t.Fatalf("GET task: %v %v", o.resp, o.err)
 		}
+		head, err := p.Do(&Request{Method: "HEAD", URL: srv.URL + "/head"})
+		if err != nil || head.Status != 200 || len(head.Body) != 0 || head.Header.Get("X-Method") != "HEAD" {
+			t.Fatalf("HEAD: %v %v", head, err)
+		}
 		empty, err := p.Do(&Request{Method: "POST", URL: srv.URL + "/empty"})
 		if err != nil || empty.Header.Get("X-Req-Len") != "0" {
 			t.Fatalf("empty POST: %v %v", empty, err)
+		}
+		if n := srv.conns.Load(); n != 1 {
+			t.Fatalf("%d connections for sequential requests, want 1", n)
 		}
 	})
 }
