@@ -24,5 +24,15 @@ bench:
 replay: build
 	./$(BIN) replay scenarios/
 
+# s3 starts a loopback-only S3 server (SeaweedFS) for the S3 integration
+# tests and `remote-read://` experiments; s3-stop stops it.
+s3:
+	scripts/s3.sh build
+	scripts/s3.sh start
+	@echo 'now: eval "$$(scripts/s3.sh env)" && go test -race ./state/s3pool'
+
+s3-stop:
+	scripts/s3.sh stop
+
 clean:
 	rm -rf bin
