@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"clink/engine/async"
+	"clink/engine/event"
 )
 
 const benchKeys = 4096
@@ -137,4 +138,35 @@ func BenchmarkOverlapUnderLatency(b *testing.B) {
 	b.ReportMetric(syncRate, "sync-rec/s")
 	b.ReportMetric(asyncRate, "async-rec/s")
 	b.ReportMetric(asyncRate/syncRate, "async/sync")
+}
+
+// BenchmarkEventsWithoutListener: the hot path with an event bus that
+// nobody subscribes to, against no bus at all, measured in the same run.
+// Emitting must cost nothing measurable when nobody listens.
+func BenchmarkEventsWithoutListener(b *testing.B) {
+	b.ReportAllocs()
+	w := &aggWork{state: make(map[uint64][]byte, benchKeys)}
+	for k := uint64(0); k < benchKeys; k++ {
+		w.state[k] = []byte("0")
+	}
+	quiet, _ := NewController(ControllerConfig{})
+	bused, _ := NewController(ControllerConfig{Bus: event.NewBus()})
+	body := &aggBody{w: w}
+	var quietTime, busTime time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for n, c := range []*Controller{quiet, bused} {
+			start := time.Now()
+			for k := uint64(0); k < 256; k++ {
+				body.key, body.v = (k*7919)%benchKeys, 1
+				c.Submit(body.key, body)
+			}
+			if n == 0 {
+				quietTime += time.Since(start)
+			} else {
+				busTime += time.Since(start)
+			}
+		}
+	}
+	b.ReportMetric(float64(busTime)/float64(quietTime), "bus/no-bus")
 }
