@@ -132,7 +132,7 @@ func (b *body) apply(r *engine.Record, lk state.Lookup, err error) {
 	if err == nil {
 		err = c.apply(b.rec, lk.Value)
 	}
+	r.Finish(err) // before recycling: Finish's event labels the record by its key
 	b.rec = Rec{}
 	b.next, c.free = c.free, b
-	r.Finish(err)
 }
