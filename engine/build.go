@@ -25,10 +25,11 @@ func (j *Job[T]) build(g Graph[T], sink Sink[T]) error {
 		p := j.parallelism(st)
 		for k := 0; k < p; k++ {
 			s := &subtask[T]{
-				job: j, stage: i, index: k, name: fmt.Sprintf("%s/%d", st.Name, k),
+				job: j, stage: i, index: k, name: fmt.Sprintf("%s/%d", st.Name, k), stageName: st.Name,
 				in: newInbox[T](j.cfg.ChannelCapacity, j.cfg.Idle == nil), gate: newGate[T](channels[i]),
 				out: &exchange[T]{},
 			}
+			s.watermark.Store(minWatermark)
 			j.stages[i] = append(j.stages[i], s)
 		}
 	}

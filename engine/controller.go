@@ -160,7 +160,9 @@ func (c *Controller) Submit(key uint64, body Body) bool {
 	r := c.alloc()
 	r.key, r.body = key, body
 	r.epoch = c.epochs[len(c.epochs)-1].id
-	c.local.submitted++
+	if c.local.submitted++; c.local.submitted&1023 == 0 {
+		c.publish() // all-hit runs may never Poll: keep Snapshot fresh
+	}
 	if c.bus.Enabled() {
 		c.emitRecord(event.RecordSubmitted, r)
 	}

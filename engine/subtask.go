@@ -46,20 +46,22 @@ func (g *gate[T]) minLive() int64 {
 // subtask is one parallel instance of a stage: a source, or an operator
 // behind its gate.
 type subtask[T any] struct {
-	job     *Job[T]
-	stage   int
-	index   int
-	name    string
-	source  Source[T]
-	runner  *Runner[T]
-	backend state.Backend
-	out     *exchange[T]
-	in      *inbox[T]
-	gate    gate[T]
-	replay  []envelope[T] // held elements released by a completed barrier
-	capture *state.Capture
-	done    atomic.Bool
-	ckpts   chan state.CheckpointID // threaded sources: barrier requests
+	job       *Job[T]
+	stage     int
+	index     int
+	name      string
+	source    Source[T]
+	runner    *Runner[T]
+	backend   state.Backend
+	out       *exchange[T]
+	in        *inbox[T]
+	gate      gate[T]
+	replay    []envelope[T] // held elements released by a completed barrier
+	capture   *state.Capture
+	stageName string
+	watermark atomic.Int64 // published for Snapshot
+	done      atomic.Bool
+	ckpts     chan state.CheckpointID // threaded sources: barrier requests
 }
 
 // next returns the element to deliver: released ones first, then the inbox.
@@ -110,6 +112,7 @@ func (s *subtask[T]) advanceWatermark() error {
 	}
 	if m := g.minLive(); m > g.lastWM {
 		g.lastWM = m
+		s.watermark.Store(m)
 		_, err := s.runner.Offer(Element[T]{Kind: Watermark, Watermark: m})
 		return err
 	}

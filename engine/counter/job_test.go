@@ -230,3 +230,29 @@ func TestThreadedRunMatches(t *testing.T) {
 		t.Fatalf("threaded totals %v, want %v", got, want)
 	}
 }
+
+func TestSnapshotReportsSubtasks(t *testing.T) {
+	log := &engine.Log[counter.Rec]{}
+	fill(log, 0, 300, 11)
+	log.Close()
+	j, _ := simJob(t, variant{p: 2, remote: true}, log, mempool.New(), 0, newCollect())
+	defer j.Close()
+	if err := j.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	snap := j.Snapshot()
+	if len(snap.Subtasks) != 2 || !snap.Finished {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	var finished, misses int64
+	for _, s := range snap.Subtasks {
+		if s.Stage != "count" || !s.Async || !s.HasState {
+			t.Fatalf("subtask %+v", s)
+		}
+		finished += s.Gate.Finished
+		misses += s.State.Misses
+	}
+	if finished != 300 || misses == 0 {
+		t.Fatalf("finished %d records (want 300), %d misses", finished, misses)
+	}
+}
