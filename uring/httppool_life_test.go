@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,5 +239,4 @@ func TestHTTPPoolFallback(t *testing.T) {
 	if err == nil {
 		t.Fatal("negative MaxConnections accepted")
 	}
-	_ = http.StatusOK
 }
