@@ -64,7 +64,7 @@ func (w *world) drive(steps int) (int, error) {
 		if err != nil {
 			return i + 1, err
 		}
-		if p || w.flush() || w.sim.Step() {
+		if p || w.flush() || idle(w.sim) {
 			continue
 		}
 		return i, nil
