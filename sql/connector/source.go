@@ -1,0 +1,85 @@
+package connector
+
+import (
+	"fmt"
+
+	"clink/engine"
+	"clink/sql/ops"
+)
+
+// Next returns the next element.
+func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
+	switch s.state {
+	case 1:
+		s.state = 2
+		return engine.Element[ops.Change]{Kind: engine.EndOfInput}, true, nil
+	case 2:
+		return engine.Element[ops.Change]{}, false, nil
+	}
+	if s.wmDue {
+		s.wmDue = false
+		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: s.wm}, true, nil
+	}
+	row, ok, end, err := s.r.next()
+	if err != nil {
+		return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: %w", s.table.Name, err)
+	}
+	if end {
+		s.state = 1
+		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
+	}
+	if !ok {
+		return engine.Element[ops.Change]{}, false, nil
+	}
+	if w := s.table.Watermark; w != nil {
+		v, err := w.Eval(row)
+		if err != nil {
+			return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: watermark: %w", s.table.Name, err)
+		}
+		if !v.IsNull() && v.Int() > s.wm {
+			s.wm = v.Int()
+			s.wmDue = true
+		}
+	}
+	return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: ops.Insert, Row: row}}, true, nil
+}
+
+// Position is the reader's position (the watermark is re-derived).
+func (s *Source) Position() ([]byte, error) { return s.r.position(), nil }
+
+// Seek resumes the reader at a checkpointed position.
+func (s *Source) Seek(pos []byte) error {
+	if err := s.r.seek(pos); err != nil {
+		return fmt.Errorf("source %s: seek: %w", s.table.Name, err)
+	}
+	return nil
+}
+
+// Close releases the reader.
+func (s *Source) Close() error { return s.r.close() }
+
+// Open makes the source of table t for one query.
+func Open(t *Table, env Env) (*Source, error) {
+	var (
+		r   rowReader
+		err error
+	)
+	switch t.Connector {
+	case "values":
+		r, err = openValues(t, env)
+	case "nexmark":
+		r, err = openNexmark(t, env)
+	case "csv":
+		r, err = openCSV(t, env)
+	case "jsonl":
+		r, err = openJSONL(t, env)
+	case "datagen":
+		r, err = openDatagen(t, env)
+	default:
+		return nil, fmt.Errorf("table %s: connector %q cannot be read", t.Name, t.Connector)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newSource(t, r), nil
+}

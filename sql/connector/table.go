@@ -1,0 +1,167 @@
+// Package connector holds clink's SQL sources and sinks: the table
+// definition a CREATE TABLE produces, the values, nexmark, csv, jsonl and
+// datagen sources (each resumable from a checkpointed position, each
+// emitting watermarks from the table's WATERMARK FOR declaration), and the
+// collecting print sink and the CSV / JSONL file sinks.
+package connector
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"clink/engine/async"
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/types"
+)
+
+// Table is a table of the catalog: its columns, watermark and connector.
+type Table struct {
+	Name      string
+	At        ast.Pos
+	Columns   []expr.Column
+	ColumnPos []ast.Pos
+	// Watermark computes a row's watermark candidate (WATERMARK FOR ts AS
+	// expr); nil without a declaration. WatermarkText is its SQL.
+	Watermark     expr.Expr
+	WatermarkText string
+	Connector     string
+	Options       map[string]string
+	OptionPos     map[string]ast.Pos
+	// Values holds a values table's rows (INSERT INTO appends).
+	Values *ValuesLog
+	// Bounded is decided at CREATE: whether a scan of the table ends.
+	Bounded bool
+}
+
+// Schema returns the table's columns qualified by qualifier.
+func (t *Table) Schema(qualifier string) *expr.Schema {
+	cols := make([]expr.Column, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = expr.Column{Table: qualifier, Name: c.Name, Type: c.Type}
+	}
+	return expr.NewSchema(cols...)
+}
+
+// Opt returns an option's value and whether it was given. Keys compare
+// case-insensitively.
+func (t *Table) Opt(key string) (string, bool) {
+	v, ok := t.Options[strings.ToLower(key)]
+	return v, ok
+}
+
+// OptErr returns a positioned error about option key.
+func (t *Table) OptErr(key, format string, args ...any) error {
+	pos, ok := t.OptionPos[strings.ToLower(key)]
+	if !ok {
+		pos = t.At
+	}
+	return ast.Errorf(pos, "table %s: option %s: %s", t.Name, key, fmt.Sprintf(format, args...))
+}
+
+// IntOpt reads an integer option with a default.
+func (t *Table) IntOpt(key string, def int64) (int64, error) {
+	s, ok := t.Opt(key)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, t.OptErr(key, "want an integer, got %q", s)
+	}
+	return n, nil
+}
+
+// FloatOpt reads a number option with a default.
+func (t *Table) FloatOpt(key string, def float64) (float64, error) {
+	s, ok := t.Opt(key)
+	if !ok {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, t.OptErr(key, "want a number, got %q", s)
+	}
+	return f, nil
+}
+
+// BoolOpt reads a boolean option with a default.
+func (t *Table) BoolOpt(key string, def bool) (bool, error) {
+	s, ok := t.Opt(key)
+	if !ok {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return false, t.OptErr(key, "want true or false, got %q", s)
+	}
+	return b, nil
+}
+
+// OptionString renders the options sorted by key, for DESCRIBE.
+func (t *Table) OptionString() string {
+	keys := make([]string, 0, len(t.Options))
+	for k := range t.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s='%s'", k, t.Options[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Env is what a source needs from the session besides its table.
+type Env struct {
+	// BaseDir resolves relative file paths (the script's directory).
+	BaseDir string
+	// Clock paces rate-limited sources (nil: no pacing).
+	Clock async.Clock
+	// EndInput, when set and true, makes unbounded values sources end at
+	// the end of their rows.
+	EndInput *atomic.Bool
+	// Rejects counts rows a source skipped (on_error='skip').
+	Rejects *atomic.Int64
+}
+
+// Path resolves a file path option against BaseDir.
+func (e Env) Path(p string) string {
+	if filepath.IsAbs(p) || e.BaseDir == "" {
+		return p
+	}
+	return filepath.Join(e.BaseDir, p)
+}
+
+// FinalWatermark is the +inf watermark a bounded source emits before its end.
+const FinalWatermark int64 = math.MaxInt64
+
+// rowReader is a connector's row stream; the watermark wrapper turns it
+// into an engine source.
+type rowReader interface {
+	// next returns the next row; ok=false with end=false means nothing yet.
+	next() (row types.Row, ok, end bool, err error)
+	position() []byte
+	seek(pos []byte) error
+	close() error
+}
+
+// Source adapts a rowReader to engine.Source: it emits each row as +I,
+// then a watermark whenever the table's watermark expression raises the
+// maximum, and at the end the final watermark and EndOfInput.
+type Source struct {
+	table *Table
+	r     rowReader
+	wm    int64
+	wmDue bool
+	state uint8 // 0 rows, 1 final watermark sent, 2 ended
+}
+
+func newSource(t *Table, r rowReader) *Source {
+	return &Source{table: t, r: r, wm: math.MinInt64}
+}

@@ -1,0 +1,137 @@
+package ops
+
+import (
+	"fmt"
+
+	"clink/engine"
+	"clink/sql/types"
+	"clink/state"
+)
+
+// applyFn updates one key's state for one change and emits the results.
+// val aliases the backend's storage and must not be kept.
+type applyFn func(input int, ch Change, key []byte, null bool, val []byte, found bool) error
+
+// keyed is what every keyed row operator shares: its context, the async
+// backend when the bound one defers reads (decided in Open, as the seed
+// says), the per-input key functions and the pooled async bodies.
+type keyed struct {
+	name     string
+	seed     uint64
+	keys     []KeyFn      // per input
+	keyTypes []types.Type // for event labels
+	ctx      *engine.OperatorContext[Change]
+	async    state.AsyncBackend
+	apply    applyFn
+	free     *body
+	scratch  []byte
+}
+
+func (k *keyed) open(ctx *engine.OperatorContext[Change]) {
+	k.ctx = ctx
+	k.async = nil
+	if ab, ok := ctx.Backend.(state.AsyncBackend); ok && ab.SupportsAsyncGet() {
+		k.async = ab
+	}
+}
+
+// SupportsAsync is true when the bound backend defers reads.
+func (k *keyed) SupportsAsync() bool { return k.async != nil }
+
+// CoalesceReads is true: distinct keys' reads collapse into batched loads.
+func (k *keyed) CoalesceReads() bool { return true }
+
+// KeyHash hashes the record's key bytes, the same bytes the Hash edge
+// routes by, for the per-key gate.
+func (k *keyed) KeyHash(input int, ch Change) uint64 {
+	b, _, _ := k.keys[input].Append(k.scratch[:0], ch.Row)
+	k.scratch = b
+	return state.Hash(k.seed, b)
+}
+
+// process is the synchronous path: a blocking Get, then apply.
+func (k *keyed) process(input int, ch Change) error {
+	key, null, err := k.keys[input].Append(k.scratch[:0], ch.Row)
+	k.scratch = key
+	if err != nil {
+		return fmt.Errorf("%s: key: %w", k.name, err)
+	}
+	val, found, err := k.ctx.Backend.Get(k.ctx.OpID, key)
+	if err != nil {
+		return fmt.Errorf("%s: read state: %w", k.name, err)
+	}
+	return k.apply(input, ch, key, null, val, found)
+}
+
+// ProcessAsync returns the record's body, reusing a pooled one.
+func (k *keyed) ProcessAsync(input int, ch Change) engine.Body {
+	b := k.free
+	if b == nil {
+		b = &body{k: k}
+	} else {
+		k.free = b.next
+	}
+	b.input, b.ch = input, ch
+	b.key, b.null, b.err = k.keys[input].Append(b.key[:0], ch.Row)
+	return b
+}
+
+// body is one record's async computation: one GetAsync, then apply. A hot
+// hit runs to the end without suspending or allocating.
+type body struct {
+	k     *keyed
+	input int
+	ch    Change
+	key   []byte
+	null  bool
+	err   error
+	next  *body
+}
+
+// Label renders the record's key for runtime events.
+func (b *body) Label() string {
+	if r, err := types.DecodeKey(b.key, b.k.keyTypes); err == nil {
+		return r.String()
+	}
+	return fmt.Sprintf("%x", b.key)
+}
+
+// Run issues the record's read.
+func (b *body) Run(r *engine.Record) {
+	if b.err != nil {
+		b.done(r, state.Lookup{}, fmt.Errorf("%s: key: %w", b.k.name, b.err))
+		return
+	}
+	lk, t := b.k.async.GetAsync(b.k.ctx.OpID, b.key, 0)
+	if t == nil {
+		b.done(r, lk, nil)
+		return
+	}
+	engine.Await(r, t, b.done)
+}
+
+func (b *body) done(r *engine.Record, lk state.Lookup, err error) {
+	k := b.k
+	if err == nil {
+		err = k.apply(b.input, b.ch, b.key, b.null, lk.Value, lk.Found)
+	} else if b.err == nil {
+		err = fmt.Errorf("%s: read state: %w", k.name, err)
+	}
+	b.ch, b.err = Change{}, nil
+	b.next, k.free = k.free, b
+	r.Finish(err)
+}
+
+// put stores or deletes key's state.
+func (k *keyed) put(key, val []byte) error {
+	var err error
+	if val == nil {
+		err = k.ctx.Backend.Delete(k.ctx.OpID, key)
+	} else {
+		err = k.ctx.Backend.Put(k.ctx.OpID, key, val)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: write state: %w", k.name, err)
+	}
+	return nil
+}

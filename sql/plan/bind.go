@@ -1,0 +1,294 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/ops"
+)
+
+// maxViewDepth bounds view expansion (a view cannot refer to itself, but a
+// chain of views can be long).
+const maxViewDepth = 64
+
+type binder struct {
+	cat   *Catalog
+	depth int
+}
+
+// Plan binds and plans a query against the catalog.
+func (c *Catalog) Plan(q *ast.Query) (*Query, error) {
+	b := &binder{cat: c}
+	root, err := b.setExpr(q.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := &Query{Root: root, Columns: root.Schema.Cols, Limit: -1, At: q.At}
+	if err := b.orderLimit(q, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// subquery plans a query nested in FROM or a view; ORDER BY / LIMIT there
+// would need a top-N operator.
+func (b *binder) subquery(q *ast.Query) (*Node, error) {
+	if q.Limit != nil || q.Offset != nil {
+		return nil, errorf(q.At, "LIMIT in a subquery is not supported yet (it needs a streaming top-N)")
+	}
+	return b.setExpr(q.Body)
+}
+
+func (b *binder) setExpr(s ast.SetExpr) (*Node, error) {
+	switch s := s.(type) {
+	case *ast.Select:
+		return b.selectBlock(s)
+	case *ast.Query:
+		return b.subquery(s)
+	case *ast.SetOp:
+		return b.setOp(s)
+	}
+	return nil, errorf(s.Position(), "unsupported query form")
+}
+
+func (b *binder) setOp(s *ast.SetOp) (*Node, error) {
+	if s.Op != ast.Union {
+		return nil, errorf(s.At, "%s is not supported yet", s.Op)
+	}
+	l, err := b.setExpr(s.Left)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.setExpr(s.Right)
+	if err != nil {
+		return nil, err
+	}
+	u, err := union(s.At, l, r)
+	if err != nil {
+		return nil, err
+	}
+	if !s.All {
+		return &Node{Op: OpDistinct, Inputs: []*Node{u}, Schema: u.Schema, Key: "all columns", Detail: "UNION (distinct)"}, nil
+	}
+	return u, nil
+}
+
+// union concatenates two inputs, casting columns to their common types.
+func union(at ast.Pos, l, r *Node) (*Node, error) {
+	if len(l.Schema.Cols) != len(r.Schema.Cols) {
+		return nil, errorf(at, "UNION branches have %d and %d columns", len(l.Schema.Cols), len(r.Schema.Cols))
+	}
+	cols := make([]expr.Column, len(l.Schema.Cols))
+	for i, lc := range l.Schema.Cols {
+		t, ok := expr.CommonType(lc.Type, r.Schema.Cols[i].Type)
+		if !ok {
+			return nil, errorf(at, "UNION column %d has incompatible types %s and %s", i+1, lc.Type, r.Schema.Cols[i].Type)
+		}
+		cols[i] = expr.Column{Name: lc.Name, Type: t}
+	}
+	var inputs []*Node
+	var projs []ops.Proj
+	for _, side := range []*Node{l, r} {
+		if side.Op == OpUnion { // flatten a chain of UNION ALL
+			for k, in := range side.Inputs {
+				inputs = append(inputs, in)
+				projs = append(projs, fuse(side.Projs[k], castProj(side.Schema, cols)))
+			}
+			continue
+		}
+		inputs = append(inputs, side)
+		projs = append(projs, castProj(side.Schema, cols))
+	}
+	return &Node{Op: OpUnion, Inputs: inputs, Schema: expr.NewSchema(cols...), Projs: projs, Detail: "UNION ALL"}, nil
+}
+
+// castProj projects a row of schema s onto cols' types (nil if equal).
+func castProj(s *expr.Schema, cols []expr.Column) ops.Proj {
+	same := true
+	exprs := make([]expr.Expr, len(cols))
+	for i, c := range cols {
+		exprs[i] = colExpr(i, s.Cols[i].Type)
+		if s.Cols[i].Type != c.Type {
+			same = false
+			exprs[i] = castTo(exprs[i], c.Type)
+		}
+	}
+	if same {
+		return ops.Proj{}
+	}
+	return ops.Proj{Exprs: exprs}
+}
+
+func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
+	if s.From == nil {
+		return nil, errorf(s.At, "SELECT without FROM is not supported yet")
+	}
+	conj := conjuncts(s.Where)
+	for _, c := range conj {
+		if err := unsupported(c); err != nil {
+			return nil, err
+		}
+	}
+	n, err := b.from(s.From, &conj)
+	if err != nil {
+		return nil, err
+	}
+	if len(conj) > 0 {
+		w := andAll(conj)
+		f, err := (&expr.Compiler{Schema: n.Schema}).CompilePredicate(w)
+		if err != nil {
+			return nil, err
+		}
+		n = calc(n, ops.Proj{Filter: f}, n.Schema, "WHERE "+ast.String(w))
+	}
+	for _, it := range s.Items {
+		if it.Expr != nil {
+			if err := unsupported(it.Expr); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.Having != nil {
+		if err := unsupported(s.Having); err != nil {
+			return nil, err
+		}
+	}
+	var subst map[string]int
+	if len(s.GroupBy) > 0 || hasAggregate(s) {
+		if n, subst, err = b.aggregate(s, n); err != nil {
+			return nil, err
+		}
+	}
+	if n, err = b.project(s, n, subst); err != nil {
+		return nil, err
+	}
+	if s.Distinct {
+		n = &Node{Op: OpDistinct, Inputs: []*Node{n}, Schema: n.Schema, Key: "all columns", Detail: "SELECT DISTINCT"}
+	}
+	return n, nil
+}
+
+// project compiles the SELECT list over n (with aggregate substitutes).
+func (b *binder) project(s *ast.Select, n *Node, subst map[string]int) (*Node, error) {
+	c := &expr.Compiler{Schema: n.Schema, Substitutes: subst}
+	var exprs []expr.Expr
+	var cols []expr.Column
+	var names []string
+	identity := true
+	for _, it := range s.Items {
+		if it.Star {
+			if subst != nil {
+				return nil, errorf(it.At, "SELECT * is not allowed with GROUP BY")
+			}
+			found := false
+			for i, col := range n.Schema.Cols {
+				if it.Table != "" && !strings.EqualFold(col.Table, it.Table) {
+					continue
+				}
+				found = true
+				exprs = append(exprs, colExpr(i, col.Type))
+				cols = append(cols, col)
+				names = append(names, col.Name)
+				identity = identity && i == len(exprs)-1
+			}
+			if !found {
+				return nil, errorf(it.At, "unknown table or alias %s", it.Table)
+			}
+			continue
+		}
+		e, err := c.Compile(it.Expr)
+		if err != nil {
+			return nil, groupByHint(err, it.Expr, subst)
+		}
+		name, table := it.Alias, ""
+		if ref, ok := it.Expr.(*ast.ColumnRef); ok {
+			if name == "" {
+				name = ref.Name
+			}
+			if idx, err := n.Schema.Resolve(ref); err == nil && it.Alias == "" {
+				table = n.Schema.Cols[idx].Table
+				identity = identity && idx == len(exprs)
+			} else {
+				identity = false
+			}
+		} else {
+			idx, ok := subst[ast.String(it.Expr)]
+			identity = identity && ok && idx == len(exprs)
+		}
+		if name == "" {
+			name = ast.String(it.Expr)
+		}
+		exprs = append(exprs, e)
+		cols = append(cols, expr.Column{Table: table, Name: name, Type: e.Type()})
+		names = append(names, name)
+	}
+	schema := expr.NewSchema(cols...)
+	if identity && len(exprs) == len(n.Schema.Cols) {
+		c := *n
+		c.Schema = schema
+		return &c, nil
+	}
+	return calc(n, ops.Proj{Exprs: exprs}, schema, "SELECT "+strings.Join(names, ", ")), nil
+}
+
+// orderLimit compiles ORDER BY / LIMIT / OFFSET over the result columns.
+func (b *binder) orderLimit(q *ast.Query, out *Query) error {
+	for _, o := range q.OrderBy {
+		col := -1
+		if lit, ok := o.Expr.(*ast.Literal); ok && lit.Kind == ast.LitInt {
+			k, _ := strconv.Atoi(lit.Val)
+			if k < 1 || k > len(out.Columns) {
+				return errorf(o.At, "ORDER BY position %d is not in the select list", k)
+			}
+			col = k - 1
+		} else if ref, ok := o.Expr.(*ast.ColumnRef); ok {
+			if i, err := expr.NewSchema(out.Columns...).Resolve(ref); err == nil {
+				col = i
+			} else if i, err := expr.NewSchema(unqualified(out.Columns)...).Resolve(&ast.ColumnRef{At: ref.At, Name: ref.Name}); err == nil {
+				col = i
+			}
+		}
+		if col < 0 {
+			return errorf(o.At, "ORDER BY applies to the final result: use a column of the select list (or its position)")
+		}
+		nf := o.Desc
+		if o.NullsFirst != nil {
+			nf = *o.NullsFirst
+		}
+		out.Order = append(out.Order, SortKey{Col: col, Desc: o.Desc, NullsFirst: nf})
+	}
+	var err error
+	if q.Limit != nil {
+		if out.Limit, err = constInt(q.Limit, "LIMIT"); err != nil {
+			return err
+		}
+	}
+	if q.Offset != nil {
+		if out.Offset, err = constInt(q.Offset, "OFFSET"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func unqualified(cols []expr.Column) []expr.Column {
+	out := make([]expr.Column, len(cols))
+	for i, c := range cols {
+		out[i] = expr.Column{Name: c.Name, Type: c.Type}
+	}
+	return out
+}
+
+func constInt(e ast.Expr, what string) (int64, error) {
+	lit, ok := e.(*ast.Literal)
+	if !ok || lit.Kind != ast.LitInt {
+		return 0, errorf(e.Position(), "%s must be an integer constant", what)
+	}
+	n, err := strconv.ParseInt(lit.Val, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errorf(e.Position(), "%s must be a non-negative integer", what)
+	}
+	return n, nil
+}

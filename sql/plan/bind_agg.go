@@ -1,0 +1,96 @@
+package plan
+
+import (
+	"errors"
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/ops"
+)
+
+// aggregate plans GROUP BY and the aggregate calls of s over n, then
+// HAVING. It returns the node and the substitutes that let the SELECT list
+// refer to group expressions and aggregate calls.
+func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error) {
+	c := &expr.Compiler{Schema: n.Schema}
+	var cols []expr.Column
+	subst := map[string]int{}
+	var groups []expr.Expr
+	var keyText []string
+	for _, g := range s.GroupBy {
+		if err := unsupported(g); err != nil {
+			return nil, nil, err
+		}
+		e, err := c.Compile(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		col := expr.Column{Name: ast.String(g), Type: e.Type()}
+		if ref, ok := g.(*ast.ColumnRef); ok {
+			idx, _ := n.Schema.Resolve(ref)
+			col.Table, col.Name = n.Schema.Cols[idx].Table, n.Schema.Cols[idx].Name
+		}
+		subst[ast.String(g)] = len(cols)
+		cols = append(cols, col)
+		groups = append(groups, e)
+		keyText = append(keyText, ast.String(g))
+	}
+	seen := map[string]bool{}
+	var calls []*ast.FuncCall
+	for _, it := range s.Items {
+		calls = aggCalls(it.Expr, seen, calls)
+	}
+	calls = aggCalls(s.Having, seen, calls)
+	var specs []*expr.AggSpec
+	for _, call := range calls {
+		for _, a := range call.Args {
+			if inner := aggCalls(a, map[string]bool{}, nil); len(inner) > 0 {
+				return nil, nil, errorf(inner[0].At, "aggregate calls cannot be nested")
+			}
+		}
+		spec, err := c.CompileAgg(call)
+		if err != nil {
+			return nil, nil, err
+		}
+		subst[ast.String(call)] = len(cols)
+		cols = append(cols, expr.Column{Name: ast.String(call), Type: spec.Type})
+		specs = append(specs, spec)
+	}
+	key := strings.Join(keyText, ", ")
+	if key == "" {
+		key = "(global)"
+	}
+	agg := &Node{Op: OpAggregate, Inputs: []*Node{n}, Schema: expr.NewSchema(cols...), GroupBy: groups, Aggs: specs,
+		Key: key, Detail: aggDetail(calls)}
+	if groups == nil {
+		agg.GroupBy = []expr.Expr{}
+	}
+	if s.Having == nil {
+		return agg, subst, nil
+	}
+	h, err := (&expr.Compiler{Schema: agg.Schema, Substitutes: subst}).CompilePredicate(s.Having)
+	if err != nil {
+		return nil, nil, groupByHint(err, s.Having, subst)
+	}
+	return calc(agg, ops.Proj{Filter: h}, agg.Schema, "HAVING "+ast.String(s.Having)), subst, nil
+}
+
+func aggDetail(calls []*ast.FuncCall) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = ast.String(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// groupByHint rewords "unknown column" after an aggregation: the column
+// exists below but is neither grouped nor aggregated.
+func groupByHint(err error, _ ast.Expr, subst map[string]int) error {
+	var ae *ast.Error
+	if subst == nil || !errors.As(err, &ae) || !strings.HasPrefix(ae.Msg, "unknown column") {
+		return err
+	}
+	name := strings.TrimPrefix(ae.Msg, "unknown column ")
+	return errorf(ae.Pos, "column %s must appear in the GROUP BY clause or be used in an aggregate function", name)
+}

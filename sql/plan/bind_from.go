@@ -1,0 +1,208 @@
+package plan
+
+import (
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// from plans a FROM item. where holds the WHERE conjuncts: a comma or
+// CROSS join takes the equalities between its sides as join keys and
+// removes them from the list.
+func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
+	switch t := t.(type) {
+	case *ast.TableName:
+		return b.tableName(t)
+	case *ast.DerivedTable:
+		n, err := b.subquery(t.Query)
+		if err != nil {
+			return nil, err
+		}
+		if t.Alias != "" {
+			n = requalify(n, t.Alias)
+		}
+		return n, nil
+	case *ast.Join:
+		return b.join(t, where)
+	case *ast.WindowTable:
+		return nil, errorf(t.At, "window table function %s is not supported yet", t.Func)
+	}
+	return nil, errorf(t.Position(), "unsupported FROM item")
+}
+
+func (b *binder) tableName(t *ast.TableName) (*Node, error) {
+	alias := t.Alias
+	if alias == "" {
+		alias = t.Name
+	}
+	if tab, ok := b.cat.Table(t.Name); ok {
+		return &Node{Op: OpScan, Schema: tab.Schema(alias), Table: tab, Detail: tab.Name + " (" + tab.Connector + ")"}, nil
+	}
+	v, ok := b.cat.View(t.Name)
+	if !ok {
+		return nil, errorf(t.At, "unknown table or view %s", t.Name)
+	}
+	if b.depth >= maxViewDepth {
+		return nil, errorf(t.At, "views nest deeper than %d (a cycle?)", maxViewDepth)
+	}
+	b.depth++
+	defer func() { b.depth-- }()
+	n, err := b.subquery(v.Query)
+	if err != nil {
+		return nil, errorf(t.At, "in view %s: %v", v.Name, err)
+	}
+	return requalify(n, alias), nil
+}
+
+// join plans a join: equality conjuncts between the sides become the key,
+// the rest a residual condition over the joined row.
+func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
+	var lw, rw []ast.Expr // nested comma joins see the WHERE too
+	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {
+		lw, rw = *where, nil
+	}
+	l, err := b.from(j.Left, &lw)
+	if err != nil {
+		return nil, err
+	}
+	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {
+		*where = lw
+		rw = *where
+	}
+	r, err := b.from(j.Right, &rw)
+	if err != nil {
+		return nil, err
+	}
+	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {
+		*where = rw
+	}
+	both := expr.NewSchema(append(append([]expr.Column{}, l.Schema.Cols...), r.Schema.Cols...)...)
+	n := &Node{Op: OpJoin, Inputs: []*Node{l, r}, Schema: both, JoinKind: joinKind(j.Kind)}
+	var residual, keys []string
+	on := conjuncts(j.On)
+	for _, name := range j.Using {
+		ref := func(s *expr.Schema) (int, error) { return s.Resolve(&ast.ColumnRef{At: j.At, Name: name}) }
+		li, err := ref(l.Schema)
+		if err != nil {
+			return nil, err
+		}
+		ri, err := ref(r.Schema)
+		if err != nil {
+			return nil, err
+		}
+		addKey(n, colExpr(li, l.Schema.Cols[li].Type), colExpr(ri, r.Schema.Cols[ri].Type))
+		keys = append(keys, name)
+	}
+	var rest []ast.Expr
+	for _, c := range on {
+		if err := unsupported(c); err != nil {
+			return nil, err
+		}
+		ok, err := equiKey(n, l, r, both, c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			keys = append(keys, ast.String(c))
+			continue
+		}
+		rest = append(rest, c)
+	}
+	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {
+		var keep []ast.Expr
+		for _, c := range *where {
+			if ok, _ := equiKey(n, l, r, both, c); ok {
+				keys = append(keys, ast.String(c))
+				continue
+			}
+			keep = append(keep, c)
+		}
+		*where = keep
+	}
+	if len(rest) > 0 {
+		cond := andAll(rest)
+		e, err := (&expr.Compiler{Schema: both}).CompilePredicate(cond)
+		if err != nil {
+			return nil, err
+		}
+		n.Cond = e
+		residual = append(residual, ast.String(cond))
+	}
+	n.Key = strings.Join(keys, " AND ")
+	if n.Key == "" {
+		n.Key = "(none: one key)"
+	}
+	n.Detail = n.JoinKind.String()
+	if residual != nil {
+		n.Detail += " ON " + strings.Join(residual, " AND ")
+	}
+	return n, nil
+}
+
+func joinKind(k ast.JoinKind) ops.JoinKind {
+	switch k {
+	case ast.LeftJoin:
+		return ops.LeftJoin
+	case ast.RightJoin:
+		return ops.RightJoin
+	case ast.FullJoin:
+		return ops.FullJoin
+	}
+	return ops.InnerJoin
+}
+
+// equiKey adds c as a key pair when it is "left expr = right expr".
+func equiKey(n, l, r *Node, both *expr.Schema, c ast.Expr) (bool, error) {
+	bin, ok := c.(*ast.Binary)
+	if !ok || bin.Op != "=" {
+		return false, nil
+	}
+	if _, err := (&expr.Compiler{Schema: both}).CompilePredicate(c); err != nil {
+		return false, err
+	}
+	try := func(a, b ast.Expr) bool {
+		le, err1 := expr.Compile(a, l.Schema)
+		re, err2 := expr.Compile(b, r.Schema)
+		if err1 != nil || err2 != nil || !refsColumn(a) || !refsColumn(b) {
+			return false
+		}
+		addKey(n, le, re)
+		return true
+	}
+	return try(bin.L, bin.R) || try(bin.R, bin.L), nil
+}
+
+func refsColumn(e ast.Expr) bool {
+	found := false
+	walk(e, func(x ast.Expr) bool {
+		_, ok := x.(*ast.ColumnRef)
+		found = found || ok
+		return !found
+	})
+	return found
+}
+
+// addKey appends a key pair, casting both sides to a common type so equal
+// values encode alike.
+func addKey(n *Node, le, re expr.Expr) {
+	lt, rt := le.Type(), re.Type()
+	if sameKeyFamily(lt, rt) {
+		n.LeftKeys, n.RightKeys = append(n.LeftKeys, le), append(n.RightKeys, re)
+		return
+	}
+	t, ok := expr.CommonType(lt, rt)
+	if !ok {
+		t = types.Varchar
+	}
+	n.LeftKeys, n.RightKeys = append(n.LeftKeys, castTo(le, t)), append(n.RightKeys, castTo(re, t))
+}
+
+func sameKeyFamily(a, b types.Type) bool {
+	if a.IsInteger() && b.IsInteger() {
+		return true
+	}
+	return a.Kind == b.Kind && (a.Kind != types.KindDecimal || a.Scale == b.Scale)
+}

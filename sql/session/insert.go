@@ -1,0 +1,197 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/connector"
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// insert runs INSERT INTO: VALUES rows into a values table, or a query's
+// result into a values table (its final rows) or a csv/jsonl file.
+func (s *Session) insert(ctx context.Context, st *ast.Insert) (*Result, error) {
+	t, ok := s.cat.Table(st.Table)
+	if !ok {
+		return nil, ast.Errorf(st.At, "unknown table %s", st.Table)
+	}
+	cols, err := targetColumns(t, st)
+	if err != nil {
+		return nil, err
+	}
+	if st.Query != nil {
+		return s.insertQuery(ctx, t, cols, st)
+	}
+	if t.Connector != "values" {
+		return nil, ast.Errorf(st.At, "INSERT ... VALUES needs a values table; %s is %s", t.Name, t.Connector)
+	}
+	rows := make([]types.Row, 0, len(st.Rows))
+	for _, r := range st.Rows {
+		if len(r) != len(cols) {
+			return nil, ast.Errorf(r[0].Position(), "row has %d values, want %d", len(r), len(cols))
+		}
+		row := make(types.Row, len(t.Columns))
+		for i, e := range r {
+			v, err := constValue(e, t.Columns[cols[i]].Type)
+			if err != nil {
+				return nil, err
+			}
+			row[cols[i]] = v
+		}
+		rows = append(rows, row)
+	}
+	t.Values.Append(rows...)
+	return message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name), nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// targetColumns maps the INSERT's column list to table columns.
+func targetColumns(t *connector.Table, st *ast.Insert) ([]int, error) {
+	if st.Columns == nil {
+		out := make([]int, len(t.Columns))
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	var out []int
+	s := t.Schema("")
+	for _, c := range st.Columns {
+		i, err := s.Resolve(&ast.ColumnRef{At: st.At, Name: c})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// constValue evaluates a constant expression and casts it to typ.
+func constValue(e ast.Expr, typ types.Type) (types.Value, error) {
+	c, err := expr.Compile(e, expr.NewSchema())
+	if err != nil {
+		return types.NullValue, err
+	}
+	v, err := c.Eval(nil)
+	if err != nil {
+		return types.NullValue, ast.Errorf(e.Position(), "%v", err)
+	}
+	if v.IsNull() {
+		return v, nil
+	}
+	out, err := types.Cast(v, typ)
+	if err != nil {
+		return types.NullValue, ast.Errorf(e.Position(), "cannot store %s as %s: %v", v, typ, err)
+	}
+	return out, nil
+}
+
+func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []int, st *ast.Insert) (*Result, error) {
+	h, err := s.start(ctx, st.Query, "")
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if len(h.Columns) != len(cols) {
+		return nil, ast.Errorf(st.Query.At, "query has %d columns, table %s takes %d", len(h.Columns), t.Name, len(cols))
+	}
+	var sink *connector.FileSink
+	switch t.Connector {
+	case "values":
+	case "csv", "jsonl":
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = t.Columns[c].Name
+		}
+		if sink, err = connector.CreateFileSink(t, h.env(), names, !h.Plan.Root.AppendOnly()); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, ast.Errorf(st.At, "cannot INSERT INTO a %s table", t.Connector)
+	}
+	if err := h.waitEnd(ctx); err != nil {
+		if sink != nil {
+			sink.Close()
+		}
+		return nil, err
+	}
+	if sink != nil {
+		for _, ch := range h.Changes() {
+			sink.Write(castChange(ch, t, cols))
+		}
+		if err := sink.Close(); err != nil {
+			return nil, err
+		}
+		return message("wrote %d changes to %s", h.sink.Len(), t.Name), nil
+	}
+	rows := h.sink.Table()
+	for i, r := range rows {
+		rows[i] = castChange(ops.Change{Row: r}, t, cols).Row
+	}
+	t.Values.Append(rows...)
+	return message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name), nil
+}
+
+// castChange lays a result row out as a table row.
+func castChange(ch ops.Change, t *connector.Table, cols []int) ops.Change {
+	row := make(types.Row, len(t.Columns))
+	for i, c := range cols {
+		v := ch.Row[i]
+		if !v.IsNull() {
+			if cv, err := types.Cast(v, t.Columns[c].Type); err == nil {
+				v = cv
+			}
+		}
+		row[c] = v
+	}
+	return ops.Change{Kind: ch.Kind, Row: row}
+}
+
+// runToEnd runs a SELECT to the end of its inputs and returns its table.
+func (s *Session) runToEnd(ctx context.Context, q *ast.Query) (*Result, error) {
+	h, err := s.start(ctx, q, "")
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if err := h.waitEnd(ctx); err != nil {
+		return nil, err
+	}
+	return h.Result(), nil
+}
+
+// waitEnd runs a query over bounded inputs to its end.
+func (h *Handle) waitEnd(ctx context.Context) error {
+	for _, t := range h.phys.Sources {
+		if !t.Bounded {
+			return fmt.Errorf("table %s is unbounded (%s): run the query with Query and cancel it, or bound the table", t.Name, unboundedHint(t))
+		}
+	}
+	if err := h.Wait(ctx); err != nil {
+		return err
+	}
+	if !h.Finished() {
+		return fmt.Errorf("query stopped before the end of its input")
+	}
+	return nil
+}
+
+func unboundedHint(t *connector.Table) string {
+	switch strings.ToLower(t.Connector) {
+	case "nexmark":
+		return "set events=N"
+	case "datagen":
+		return "set rows=N"
+	}
+	return "bounded='false'"
+}

@@ -1,0 +1,306 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"clink/engine"
+	"clink/sql/ast"
+	"clink/sql/connector"
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/parser"
+	"clink/sql/plan"
+	"clink/sql/types"
+	"clink/state"
+	"clink/state/stateuri"
+)
+
+// Handle is a running streaming query: its changes as they come, its
+// materialised result, and the recovery hooks (Checkpoint, Crash,
+// Restore) the REPL and scenario files drive. In stepped mode (Config.Idle
+// set) nothing runs until the caller calls Step or RunUntilIdle; in
+// threaded mode the job runs on its own goroutines from Query on.
+type Handle struct {
+	s       *Session
+	SQL     string
+	Plan    *plan.Query
+	Columns []expr.Column
+	phys    *plan.Physical
+	factory *stateuri.Factory
+	sink    *connector.Collector
+	par     int
+
+	endInput atomic.Bool
+	rejects  atomic.Int64
+
+	mu      sync.Mutex
+	job     *engine.Job[ops.Change]
+	cancel  context.CancelFunc
+	done    chan struct{}
+	runErr  error
+	cursor  int
+	marks   map[state.CheckpointID]int // changelog length at each barrier
+	onClose []func() error
+	closed  bool
+}
+
+// Query plans a SELECT and starts its job.
+func (s *Session) Query(ctx context.Context, sql string) (*Handle, error) {
+	st, err := parser.Parse(sql)
+	if err != nil {
+		return nil, wrap(sql, err)
+	}
+	qs, ok := st.(*ast.QueryStmt)
+	if !ok {
+		return nil, wrap(sql, ast.Errorf(st.Position(), "Query runs a SELECT; use Exec for other statements"))
+	}
+	h, err := s.start(ctx, qs.Query, sql)
+	return h, wrap(sql, err)
+}
+
+// start plans q and starts its job.
+func (s *Session) start(ctx context.Context, q *ast.Query, sql string) (*Handle, error) {
+	pq, err := s.cat.Plan(q)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism,
+		marks: map[state.CheckpointID]int{}}
+	h.sink.OnBarrier = h.mark
+	h.phys, err = plan.Build(pq, plan.BuildOptions{Parallelism: h.par, HashSeed: s.cfg.HashSeed, Env: h.env()})
+	if err != nil {
+		return nil, err
+	}
+	h.factory, err = stateuri.Open(s.cfg.StateURI, stateuri.Options{
+		Bus: s.cfg.Bus, HashSeed: s.cfg.HashSeed, Executor: s.cfg.Executor, Clock: s.cfg.Clock, Seed: s.cfg.Seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := h.launch(ctx, 0); err != nil {
+		h.factory.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *Handle) env() connector.Env {
+	return connector.Env{BaseDir: h.s.cfg.BaseDir, Clock: h.s.cfg.Clock, EndInput: &h.endInput, Rejects: &h.rejects}
+}
+
+func (h *Handle) mark(id state.CheckpointID, n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.marks[id] = n
+}
+
+// jobConfig is the engine configuration of this query's job.
+func (h *Handle) jobConfig(restore state.CheckpointID) engine.JobConfig {
+	cfg := h.s.cfg
+	jc := engine.JobConfig{
+		Name: "query", Parallelism: h.par, HashSeed: cfg.HashSeed, MaxInFlight: cfg.MaxInFlight,
+		Pool: h.factory.Pool(), Restore: restore, Bus: cfg.Bus, Clock: cfg.Clock, Idle: cfg.Idle,
+		ForceSync: cfg.ForceSync, ChannelCapacity: cfg.ChannelCapacity,
+		NewBackend: func(stage string, sub, p int) (state.Backend, error) {
+			if !h.phys.Stateful(stage) {
+				return stateless{}, nil
+			}
+			return h.factory.New(stage, sub, p)
+		},
+	}
+	if cfg.Idle != nil && cfg.Executor != nil {
+		jc.Persist = cfg.Executor
+	}
+	return jc
+}
+
+// launch builds the job (restoring checkpoint id when non-zero) and, in
+// threaded mode, starts it.
+func (h *Handle) launch(ctx context.Context, restore state.CheckpointID) error {
+	job, err := engine.NewJob(h.phys.Graph, engine.Sink[ops.Change](h.sink), h.jobConfig(restore))
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.job, h.runErr = job, nil
+	h.mu.Unlock()
+	if h.s.cfg.Idle != nil {
+		return nil
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	h.mu.Lock()
+	h.cancel, h.done = cancel, done
+	h.mu.Unlock()
+	go func() {
+		defer close(done)
+		err := job.Run(rctx)
+		h.mu.Lock()
+		h.runErr = err
+		h.mu.Unlock()
+	}()
+	return nil
+}
+
+// Stepped reports whether the caller drives the job.
+func (h *Handle) Stepped() bool { return h.s.cfg.Idle != nil }
+
+// Job returns the current engine job (for the TUI and scenario dumps).
+func (h *Handle) Job() *engine.Job[ops.Change] {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.job
+}
+
+// Step runs one deterministic round (stepped mode).
+func (h *Handle) Step() (bool, error) {
+	if !h.Stepped() {
+		return false, errors.New("Step needs a stepped session (Config.Idle)")
+	}
+	return h.Job().Step()
+}
+
+// RunUntilIdle steps until nothing is runnable (stepped mode).
+func (h *Handle) RunUntilIdle() error {
+	if !h.Stepped() {
+		return errors.New("RunUntilIdle needs a stepped session (Config.Idle)")
+	}
+	return h.Job().RunUntilIdle()
+}
+
+// Finished reports whether every input ended and the sink saw the end.
+func (h *Handle) Finished() bool { return h.sink.Ended() }
+
+// EndInput makes unbounded values sources end once they have read every
+// inserted row, so the query can finish.
+func (h *Handle) EndInput() { h.endInput.Store(true) }
+
+// Rejects is the number of rows sources skipped (on_error='skip').
+func (h *Handle) Rejects() int64 { return h.rejects.Load() }
+
+// Wait blocks until a threaded job ends (or ctx is done) and returns its
+// error. In stepped mode it runs the job until idle.
+func (h *Handle) Wait(ctx context.Context) error {
+	if h.Stepped() {
+		return h.RunUntilIdle()
+	}
+	h.mu.Lock()
+	done := h.done
+	h.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.runErr
+}
+
+// Err returns the threaded job's error once it stopped.
+func (h *Handle) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.runErr
+}
+
+// Next returns the next change, blocking until one arrives; io.EOF after
+// the last one of a finished query. In stepped mode it never blocks: it
+// returns io.EOF when nothing is buffered and the job is finished, and
+// ErrNoChange when nothing is buffered yet.
+func (h *Handle) Next(ctx context.Context) (ops.Change, error) {
+	for {
+		h.mu.Lock()
+		cur := h.cursor
+		h.mu.Unlock()
+		if cs := h.sink.Changes(cur); len(cs) > 0 {
+			h.mu.Lock()
+			h.cursor++
+			h.mu.Unlock()
+			return cs[0], nil
+		}
+		if h.sink.Ended() {
+			return ops.Change{}, io.EOF
+		}
+		if err := h.Err(); err != nil {
+			return ops.Change{}, err
+		}
+		if h.Stepped() {
+			return ops.Change{}, ErrNoChange
+		}
+		wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		err := h.sink.Wait(wctx, cur)
+		cancel()
+		if ctx.Err() != nil {
+			return ops.Change{}, ctx.Err()
+		}
+		_ = err
+	}
+}
+
+// ErrNoChange is Next's answer in stepped mode when no change is buffered.
+var ErrNoChange = errors.New("no change buffered: step the query")
+
+// Changes returns every change so far, in sink order.
+func (h *Handle) Changes() []ops.Change { return h.sink.Changes(0) }
+
+// Table returns the materialised result with ORDER BY / OFFSET / LIMIT
+// applied (without ORDER BY, rows are in order of first appearance).
+func (h *Handle) Table() []types.Row { return h.Plan.SortRows(h.sink.Table()) }
+
+// Result renders the materialised table as a printable result.
+func (h *Handle) Result() *Result {
+	rows := h.Table()
+	cols := make([]string, len(h.Columns))
+	for i, c := range h.Columns {
+		cols[i] = c.Name
+	}
+	return &Result{Statement: h.SQL, Columns: cols, Rows: RenderRows(rows), Values: rows, Rejects: h.Rejects()}
+}
+
+// Explain renders the query's operator graph.
+func (h *Handle) Explain() string { return explain(h.s.cfg, h.phys, h.par) }
+
+// Watermark is the newest watermark the sink saw.
+func (h *Handle) Watermark() int64 { return h.sink.Watermark() }
+
+// Cancel stops a threaded job; the handle stays readable.
+func (h *Handle) Cancel() {
+	h.mu.Lock()
+	cancel, done := h.cancel, h.done
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Close cancels the query and releases its job, backends and pool.
+func (h *Handle) Close() error {
+	h.Cancel()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	job := h.job
+	h.mu.Unlock()
+	var errs []error
+	if job != nil {
+		errs = append(errs, job.Close())
+	}
+	for _, f := range h.onClose {
+		errs = append(errs, f())
+	}
+	errs = append(errs, h.factory.Close())
+	return errors.Join(errs...)
+}
+
+func (h *Handle) String() string { return fmt.Sprintf("query %q", h.SQL) }

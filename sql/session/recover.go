@@ -1,0 +1,104 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"clink/sql/plan"
+	"clink/state"
+)
+
+// Checkpoint triggers a checkpoint. In threaded mode it waits until the
+// checkpoint is complete; in stepped mode the caller runs the job until
+// idle for it to complete.
+func (h *Handle) Checkpoint(ctx context.Context) (state.CheckpointID, error) {
+	job := h.Job()
+	id, err := job.TriggerCheckpoint()
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	if h.Stepped() {
+		return id, nil
+	}
+	for {
+		for _, c := range job.Checkpoints() {
+			if c.ID == id {
+				return id, c.Err
+			}
+		}
+		if err := h.Err(); err != nil {
+			return id, err
+		}
+		select {
+		case <-ctx.Done():
+			return id, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// Checkpoints lists the completed checkpoints of the current job.
+func (h *Handle) Checkpoints() []state.CheckpointID {
+	var out []state.CheckpointID
+	for _, c := range h.Job().Checkpoints() {
+		if c.Err == nil {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// Crash kills the job without a checkpoint: every subtask and backend is
+// torn down; the state pool (with its committed checkpoints) survives.
+func (h *Handle) Crash() error {
+	h.Cancel()
+	h.mu.Lock()
+	job := h.job
+	h.job, h.cancel, h.done = nil, nil, nil
+	h.mu.Unlock()
+	if job == nil {
+		return errors.New("crash: no running job")
+	}
+	return job.Close()
+}
+
+// Restore starts a new job from checkpoint id at parallelism p (0: the
+// current one): sources resume from their checkpointed positions, keyed
+// state restores lazily, and the collected result is rewound to what the
+// sink had seen when the checkpoint's barrier reached it, so the final
+// result is exactly-once. Crash (or Close) the running job first.
+func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) error {
+	h.mu.Lock()
+	running := h.job != nil
+	n, ok := h.marks[id]
+	h.mu.Unlock()
+	if running {
+		return errors.New("restore: the query is still running (crash it first)")
+	}
+	if !ok {
+		return fmt.Errorf("restore: checkpoint %d never reached the sink", id)
+	}
+	if p > 0 {
+		h.par = p
+	}
+	if err := h.rebuild(); err != nil {
+		return err
+	}
+	h.sink.Truncate(n)
+	h.mu.Lock()
+	h.cursor = min(h.cursor, n)
+	h.mu.Unlock()
+	return h.launch(ctx, id)
+}
+
+// rebuild re-plans the physical graph at the handle's parallelism.
+func (h *Handle) rebuild() error {
+	phys, err := plan.Build(h.Plan, plan.BuildOptions{Parallelism: h.par, HashSeed: h.s.cfg.HashSeed, Env: h.env()})
+	if err != nil {
+		return err
+	}
+	h.phys = phys
+	return nil
+}

@@ -1,0 +1,241 @@
+// Package session is clink's SQL entry point for the REPL, `clink run`,
+// notebooks and scenario files: a catalog of tables and views, Exec for
+// statements that return a printable result, and Query for a streaming
+// SELECT whose changes can be iterated, checkpointed, crashed and restored,
+// threaded or stepped deterministically.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"clink/engine/async"
+	"clink/engine/event"
+	"clink/sql/ast"
+	"clink/sql/parser"
+	"clink/sql/plan"
+	"clink/state/stateuri"
+)
+
+// Config configures a session. Zero values take defaults.
+type Config struct {
+	// StateURI names the state backend of keyed operators (default
+	// memory://), e.g. disagg-local://?latency=1ms&hot_max_bytes=64MiB.
+	StateURI string
+	// Parallelism of keyed operators (default: number of CPUs).
+	Parallelism int
+	// MaxInFlight caps each async subtask's in-flight records (0: engine default).
+	MaxInFlight int
+	// HashSeed seeds partitioning and key groups.
+	HashSeed uint64
+	// Bus receives runtime events (nil: none).
+	Bus *event.Bus
+	// Clock and Executor make runs deterministic: the state tier's latency
+	// and completions run on them (an *async.Sim). Idle, when set, makes
+	// queries stepped: the caller drives Step / RunUntilIdle and Idle is
+	// called when nothing is runnable (a Sim's Step).
+	Clock    async.Clock
+	Executor async.Executor
+	Idle     func() bool
+	// BaseDir resolves relative file paths of csv/jsonl tables.
+	BaseDir string
+	// ForceSync runs every keyed operator on its synchronous path.
+	ForceSync bool
+	// ChannelCapacity bounds exchange buffers in threaded mode (0: default).
+	ChannelCapacity int
+	// Seed seeds the simulated latency of disagg-local://.
+	Seed uint64
+}
+
+// Session holds a catalog and runs statements. Exec and Query must not be
+// called concurrently; a running query's handle is safe to read from
+// another goroutine.
+type Session struct {
+	cfg Config
+	cat *plan.Catalog
+}
+
+// New returns a session; the state URI is checked now.
+func New(cfg Config) (*Session, error) {
+	if cfg.StateURI == "" {
+		cfg.StateURI = "memory://"
+	}
+	if cfg.Parallelism == 0 {
+		cfg.Parallelism = runtime.NumCPU()
+	}
+	if cfg.Parallelism < 0 {
+		return nil, fmt.Errorf("session: parallelism must be positive, got %d", cfg.Parallelism)
+	}
+	if _, _, err := stateuri.Parse(cfg.StateURI); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return &Session{cfg: cfg, cat: plan.NewCatalog()}, nil
+}
+
+// Config returns the session's configuration after defaults.
+func (s *Session) Config() Config { return s.cfg }
+
+// Catalog exposes the tables and views (read-only use).
+func (s *Session) Catalog() *plan.Catalog { return s.cat }
+
+// SetStateURI changes the state backend for later queries.
+func (s *Session) SetStateURI(uri string) error {
+	if _, _, err := stateuri.Parse(uri); err != nil {
+		return err
+	}
+	s.cfg.StateURI = uri
+	return nil
+}
+
+// SetParallelism changes the keyed operators' parallelism for later queries.
+func (s *Session) SetParallelism(p int) error {
+	if p < 1 {
+		return fmt.Errorf("parallelism must be at least 1, got %d", p)
+	}
+	s.cfg.Parallelism = p
+	return nil
+}
+
+// Error is a statement error with the SQL it refers to; Error() renders
+// "error at L:C: msg" plus the offending line and a caret when the cause
+// is positioned.
+type Error struct {
+	SQL string
+	Err error
+}
+
+// Error renders the message and caret.
+func (e *Error) Error() string {
+	var ae *ast.Error
+	if errors.As(e.Err, &ae) {
+		msg := ae.Error()
+		if full := e.Err.Error(); full != msg {
+			msg = full
+		}
+		return msg + "\n" + ast.Caret(e.SQL, ae.Pos)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Pos returns the error's position, if it has one.
+func (e *Error) Pos() (ast.Pos, bool) {
+	var ae *ast.Error
+	if errors.As(e.Err, &ae) {
+		return ae.Pos, true
+	}
+	return ast.Pos{}, false
+}
+
+func wrap(src string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &Error{SQL: src, Err: err}
+}
+
+// Exec runs every statement of a script and returns one result per
+// statement. A SELECT runs to the end of its (bounded) inputs and returns
+// the final materialised table with ORDER BY / LIMIT applied. The first
+// failing statement stops the script.
+func (s *Session) Exec(ctx context.Context, script string) ([]*Result, error) {
+	stmts, err := parser.ParseScript(script)
+	if err != nil {
+		return nil, wrap(script, err)
+	}
+	var out []*Result
+	for _, st := range stmts {
+		r, err := s.exec(ctx, st.AST, st.Text)
+		if err != nil {
+			return out, wrap(script, err)
+		}
+		r.Statement = st.Text
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (s *Session) exec(ctx context.Context, st ast.Statement, text string) (*Result, error) {
+	switch st := st.(type) {
+	case *ast.CreateTable:
+		if err := s.cat.CreateTable(st); err != nil {
+			return nil, err
+		}
+		return message("created table %s", st.Name), nil
+	case *ast.CreateView:
+		if err := s.cat.CreateView(st); err != nil {
+			return nil, err
+		}
+		return message("created view %s", st.Name), nil
+	case *ast.Drop:
+		if err := s.cat.Drop(st); err != nil {
+			return nil, err
+		}
+		return message("dropped %s %s", strings.ToLower(st.Object), st.Name), nil
+	case *ast.Show:
+		return s.show(st)
+	case *ast.Describe:
+		rows, err := s.cat.Describe(st.Name, st.At)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Columns: []string{"column", "type", "watermark"}, Rows: rows}, nil
+	case *ast.Explain:
+		return s.explain(st)
+	case *ast.Insert:
+		return s.insert(ctx, st)
+	case *ast.Set:
+		return s.set(st)
+	case *ast.QueryStmt:
+		return s.runToEnd(ctx, st.Query)
+	}
+	return nil, ast.Errorf(st.Position(), "statement not supported yet")
+}
+
+func (s *Session) show(st *ast.Show) (*Result, error) {
+	var rows [][]string
+	switch strings.ToUpper(st.What) {
+	case "TABLES":
+		for _, n := range s.cat.Tables() {
+			t, _ := s.cat.Table(n)
+			rows = append(rows, []string{n, "table", t.Connector})
+		}
+		for _, n := range s.cat.Views() {
+			rows = append(rows, []string{n, "view", ""})
+		}
+	case "VIEWS":
+		for _, n := range s.cat.Views() {
+			rows = append(rows, []string{n, "view", ""})
+		}
+	default:
+		return nil, ast.Errorf(st.At, "SHOW %s is not supported", st.What)
+	}
+	return &Result{Columns: []string{"name", "kind", "connector"}, Rows: rows}, nil
+}
+
+func (s *Session) set(st *ast.Set) (*Result, error) {
+	switch strings.ToLower(st.Key) {
+	case "state", "state.uri", "state_uri":
+		if err := s.SetStateURI(st.Value); err != nil {
+			return nil, ast.Errorf(st.At, "%v", err)
+		}
+	case "parallelism":
+		var p int
+		if _, err := fmt.Sscan(st.Value, &p); err != nil || p < 1 {
+			return nil, ast.Errorf(st.At, "parallelism must be a positive integer, got %q", st.Value)
+		}
+		s.cfg.Parallelism = p
+	default:
+		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state)", st.Key)
+	}
+	return message("set %s = %s", st.Key, st.Value), nil
+}
