@@ -10,6 +10,7 @@ import (
 	"clink/engine"
 	"clink/engine/counter"
 	"clink/engine/event"
+	"clink/sql/session"
 	"clink/state/mempool"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -58,6 +59,7 @@ func Directives() []string {
 type Replayer struct {
 	seed uint64
 	w    *world
+	sess *session.Session // the SQL session, made on the first `sql`
 }
 
 // NewReplayer returns a replayer whose default seed (used unless a

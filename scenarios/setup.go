@@ -192,13 +192,3 @@ func (r *Replayer) watermark(d *Directive, a *args) (string, error) {
 	r.w.records = append(r.w.records, logEntry{wm: ts})
 	return fmt.Sprintf("appended watermark %d (log length %d)", ts, len(r.w.records)), nil
 }
-
-// sql is reserved for the SQL pipeline (sql/session), which has not
-// landed: the directive reports that instead of running anything.
-func (r *Replayer) sql(d *Directive, a *args) (string, error) {
-	a.bare()
-	for _, x := range d.Args {
-		a.used[x.Key] = true
-	}
-	return "", errors.New("sql: the SQL pipeline (sql/session) is not built yet; use `operator counter`")
-}
