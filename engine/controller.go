@@ -31,6 +31,10 @@ const (
 	Priority
 )
 
+// warnedInert remembers the operators already warned about inert
+// deadline ordering, so parallel subtasks log it once.
+var warnedInert sync.Map
+
 // ErrStalled means records are in flight but nothing can complete them: a
 // lost wake-up, or a simulated executor with no events left.
 var ErrStalled = errors.New("engine: records in flight but no completion pending")
@@ -72,7 +76,8 @@ type Controller struct {
 	gate     map[uint64]*Record // key -> its in-flight record
 	free     *Record
 	promote  []*Record
-	inflight int // admitted and not finished, parked included
+	inflight int  // admitted and not finished, parked included
+	stalled  bool // at the cap since the last admission
 	parked   int
 	err      error
 
@@ -118,7 +123,9 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	if cfg.Coalesce && cfg.Order == Priority {
 		msg := "coalesced reads resume in batches: deadline-aware ordering is inert"
-		slog.Warn(msg, "operator", cfg.Operator, "subtask", cfg.Subtask)
+		if _, seen := warnedInert.LoadOrStore(cfg.Operator, true); !seen {
+			slog.Warn(msg, "operator", cfg.Operator)
+		}
 		c.emit(event.Event{Kind: event.Warning, Text: msg})
 		c.cfg.Order = FIFO
 	}
@@ -143,6 +150,22 @@ func (c *Controller) Wake() <-chan struct{} { return c.wake }
 // InFlight is the number of admitted, unfinished records (parked included).
 func (c *Controller) InFlight() int { return c.inflight }
 
+// Full reports whether the in-flight cap is reached. The first refusal of
+// a stall counts as backpressure and emits an event.
+func (c *Controller) Full() bool {
+	if c.inflight < c.cfg.MaxInFlight {
+		return false
+	}
+	if !c.stalled {
+		c.stalled = true
+		c.local.backpressure++
+		if c.bus.Enabled() {
+			c.emit(event.Event{Kind: event.Backpressure, N: int64(c.inflight)})
+		}
+	}
+	return true
+}
+
 // Err returns the first record failure, if any.
 func (c *Controller) Err() error { return c.err }
 
@@ -150,13 +173,10 @@ func (c *Controller) Err() error { return c.err }
 // parks it behind the key's in-flight record. It reports false, admitting
 // nothing, when the in-flight cap is reached: the caller must Poll and retry.
 func (c *Controller) Submit(key uint64, body Body) bool {
-	if c.inflight >= c.cfg.MaxInFlight {
-		c.local.backpressure++
-		if c.bus.Enabled() {
-			c.emit(event.Event{Kind: event.Backpressure, N: int64(c.inflight)})
-		}
+	if c.Full() {
 		return false
 	}
+	c.stalled = false
 	r := c.alloc()
 	r.key, r.body = key, body
 	r.epoch = c.epochs[len(c.epochs)-1].id

@@ -114,9 +114,7 @@ func (r *Runner[T]) Controller() *Controller { return r.ctl }
 func (r *Runner[T]) Backend() state.Backend { return r.backend }
 
 // Full reports whether a data element would be refused now (in-flight cap).
-func (r *Runner[T]) Full() bool {
-	return r.aop != nil && r.ctl.InFlight() >= r.ctl.cfg.MaxInFlight
-}
+func (r *Runner[T]) Full() bool { return r.aop != nil && r.ctl.Full() }
 
 // Offer hands one element to the subtask. It reports false, taking nothing,
 // when a record meets the in-flight cap: Poll (or wait on Wake) and retry.
@@ -156,7 +154,7 @@ func (r *Runner[T]) watermark(wm int64) error {
 		if err := r.op.OnWatermark(wm); err != nil {
 			return r.fail(err)
 		}
-		r.out.EmitWatermark(wm)
+		r.forwardWatermark(wm)
 		return nil
 	}
 	if o, ok := r.op.(WatermarkObserver); ok {
@@ -167,9 +165,16 @@ func (r *Runner[T]) watermark(wm int64) error {
 			r.fail(err)
 			return
 		}
-		r.out.EmitWatermark(wm)
+		r.forwardWatermark(wm)
 	})
 	return r.failIf(r.ctl.Err())
+}
+
+func (r *Runner[T]) forwardWatermark(wm int64) {
+	if r.cfg.Bus.Enabled() {
+		r.cfg.Bus.Emit(event.Event{Kind: event.WatermarkForwarded, Operator: r.cfg.Name, Subtask: r.cfg.Subtask, N: wm})
+	}
+	r.out.EmitWatermark(wm)
 }
 
 func (r *Runner[T]) barrier(id state.CheckpointID) error {
