@@ -38,6 +38,8 @@ type modelHarness struct {
 	b       testBackend
 	budget  int64
 	memory  bool
+	co      bool // read through a CoalescingBackend, flushed on steps
+	reader  state.AsyncBackend
 	cur     map[string]string // the model: what a read must return
 	commit  map[string]string // state of the pool's head
 	snaps   map[state.CheckpointID]map[string]string
@@ -77,7 +79,7 @@ func (h *modelHarness) check(what string, op state.OpID, k string, lk state.Look
 
 func (h *modelHarness) getAsync() {
 	op, k := h.key()
-	lk, task := h.b.GetAsync(op, []byte(k), 0)
+	lk, task := h.reader.GetAsync(op, []byte(k), 0)
 	if task == nil {
 		h.check("get-async hit", op, k, lk, nil)
 		return
@@ -90,6 +92,13 @@ func (h *modelHarness) getAsync() {
 			h.check("get-async", op, k, lk, err)
 		}
 	})
+}
+
+func (h *modelHarness) setBackend(b testBackend) {
+	h.b, h.reader = b, b
+	if h.co {
+		h.reader = state.NewCoalescingBackend(b)
+	}
 }
 
 func (h *modelHarness) getMany() {
@@ -159,10 +168,10 @@ func (h *modelHarness) persist() {
 // crash drops the backend (pending reads and captures die with it) and
 // restores a new one from the pool's head.
 func (h *modelHarness) crash() {
-	h.b.Close()
 	h.gen++
+	h.reader.Close()
 	h.caps = nil
-	h.b = h.newB()
+	h.setBackend(h.newB())
 	head, _ := h.pool.Latest(context.Background())
 	if err := h.b.Restore(context.Background(), head); err != nil {
 		h.fail("restore after crash: %v", err)
@@ -183,7 +192,7 @@ func (h *modelHarness) restoreOld() {
 	id := ids[h.rng.IntN(len(ids))]
 	h.gen++
 	h.caps = nil
-	if err := h.b.Restore(context.Background(), id); err != nil {
+	if err := h.reader.Restore(context.Background(), id); err != nil {
 		h.fail("restore %d: %v", id, err)
 	}
 	h.cur = maps.Clone(h.snaps[id])
@@ -255,6 +264,9 @@ func (h *modelHarness) run(steps int) {
 		case r < 68:
 			h.getMany()
 		case r < 84:
+			if c, ok := h.reader.(*state.CoalescingBackend); ok {
+				c.Flush()
+			}
 			for range 1 + h.rng.IntN(4) {
 				h.sim.Step()
 			}
@@ -273,6 +285,9 @@ func (h *modelHarness) run(steps int) {
 			h.restoreOld()
 		}
 		h.invariants()
+	}
+	if c, ok := h.reader.(*state.CoalescingBackend); ok {
+		c.Flush()
 	}
 	settle(h.sim, h.q)
 	// Reads of a closed backend over the async pool fail from a context
@@ -303,6 +318,7 @@ func TestModelRandomized(t *testing.T) {
 		{"remote-unbounded", 0, "remote"},
 		{"async-pool-tiny-budget", 900, "latency"},
 		{"memory", 0, "memory"},
+		{"coalescing-tiny-budget", 700, "coalescing"},
 	}
 	for _, tc := range cases {
 		for seed := uint64(1); seed <= 8; seed++ {
@@ -341,7 +357,8 @@ func TestModelRandomized(t *testing.T) {
 					newB: newB, budget: tc.budget, memory: tc.kind == "memory", cur: map[string]string{}, commit: map[string]string{},
 					snaps: map[state.CheckpointID]map[string]string{},
 				}
-				h.b = newB()
+				h.co = tc.kind == "coalescing"
+				h.setBackend(newB())
 				h.run(3000)
 			})
 		}
