@@ -312,6 +312,7 @@ type DumpEntry struct {
 	Pinned  bool
 }
 
+// String renders the entry as one line of a `state` directive's output.
 func (d DumpEntry) String() string {
 	s := fmt.Sprintf("%s %dB", d.Key, d.Bytes)
 	if d.Deleted {
