@@ -4,9 +4,10 @@
 //	memory://
 //	disagg-local://?io_threads=1&hot_max_bytes=64MiB&latency=uniform(0.5ms,2ms)&warm_restore=true
 //	remote-read://BUCKET/PREFIX?endpoint=http://127.0.0.1:8333&region=us-east-1&io_threads=8&hot_max_bytes=1GiB
+//	disagg-file:///var/lib/clink/state?hot_max_bytes=256MiB   (or disagg-file://./relative/dir)
 //
-// remote-read:// needs a pool opener registered with RegisterPool (the S3
-// pool package does it from init; a binary links it in).
+// remote-read:// and disagg-file:// need pool openers registered with
+// RegisterPool; importing clink/state/pools registers both.
 package stateuri
 
 import (
@@ -29,6 +30,7 @@ const (
 	Memory      = "memory"
 	DisaggLocal = "disagg-local"
 	RemoteRead  = "remote-read"
+	DisaggFile  = "disagg-file"
 )
 
 // PoolOpener builds the pool of a remote scheme from its URL. The URL it
@@ -76,6 +78,7 @@ type Config struct {
 	Scheme      string
 	Bucket      string // remote-read only
 	Prefix      string // remote-read only
+	Dir         string // disagg-file only
 	IOThreads   int
 	HotMaxBytes int64 // 0: unbounded
 	Latency     async.Latency
@@ -106,10 +109,10 @@ func Open(uri string, opts Options) (*Factory, error) {
 		if cfg.Latency != nil && cfg.Latency.String() != "0s" {
 			f.pool = mempool.WithLatency(p, cfg.Latency, opts.Clock, opts.Seed)
 		}
-	case RemoteRead:
-		open := opener(RemoteRead)
+	case RemoteRead, DisaggFile:
+		open := opener(cfg.Scheme)
 		if open == nil {
-			return nil, fmt.Errorf("state uri %q: remote-read:// needs the S3 pool (not linked)", uri)
+			return nil, fmt.Errorf("state uri %q: %s:// needs its pool linked in (import clink/state/pools)", uri, cfg.Scheme)
 		}
 		if f.pool, err = open(rest); err != nil {
 			return nil, fmt.Errorf("state uri %q: %w", uri, err)
@@ -208,17 +211,33 @@ func Parse(uri string) (Config, *url.URL, error) {
 		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
 			return bad("%v", err)
 		}
-		rest := *u
-		for _, k := range []string{"io_threads", "hot_max_bytes", "warm_restore"} {
-			q.Del(k)
+		return cfg, poolURL(u, q), nil
+	case DisaggFile:
+		if cfg.Dir = u.Host + u.Path; cfg.Dir == "" {
+			return bad("disagg-file:// needs a directory: disagg-file:///var/lib/clink/state or disagg-file://./state")
 		}
-		rest.RawQuery = q.Encode()
-		return cfg, &rest, nil
+		if err := onlyKeys(q, "io_threads", "hot_max_bytes", "warm_restore"); err != nil {
+			return bad("%v", err)
+		}
+		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
+			return bad("%v", err)
+		}
+		return cfg, poolURL(u, q), nil
 	}
 	return bad("unknown scheme %q, want one of %s", u.Scheme, knownSchemes())
 }
 
-func knownSchemes() string { return "memory://, disagg-local://, remote-read://" }
+// poolURL is u without the factory's own knobs, for the pool opener.
+func poolURL(u *url.URL, q url.Values) *url.URL {
+	rest := *u
+	for _, k := range []string{"io_threads", "hot_max_bytes", "warm_restore"} {
+		q.Del(k)
+	}
+	rest.RawQuery = q.Encode()
+	return &rest
+}
+
+func knownSchemes() string { return "memory://, disagg-local://, disagg-file://, remote-read://" }
 
 func noLocation(u *url.URL) error {
 	if u.Host != "" || strings.Trim(u.Path, "/") != "" || u.Opaque != "" {

@@ -83,7 +83,7 @@ func TestRemoteReadNeedsRegisteredPool(t *testing.T) {
 		defer func() { openersMu.Lock(); delete(openers, RemoteRead); openersMu.Unlock() }()
 	}
 	_, err := Open("remote-read://b/p", Options{})
-	if err == nil || !strings.Contains(err.Error(), "needs the S3 pool (not linked)") {
+	if err == nil || !strings.Contains(err.Error(), "needs its pool linked in") {
 		t.Fatalf("error = %v", err)
 	}
 	var got *url.URL
