@@ -270,7 +270,7 @@ func diff(got, want []string) string {
 			fmt.Fprintf(&b, "  + %s (clink only)\n", got[i])
 			i++
 		case i >= len(got) || want[j] < got[i]:
-			fmt.Fprintf(&b, "  - %s (sqlite only)\n", want[j])
+			fmt.Fprintf(&b, "  - %s (reference only)\n", want[j])
 			j++
 		default:
 			i, j = i+1, j+1

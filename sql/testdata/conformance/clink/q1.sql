@@ -1,0 +1,1 @@
+CREATE VIEW nexmark_q1 AS SELECT auction, bidder, 0.908 * price AS price, date_time FROM bid;

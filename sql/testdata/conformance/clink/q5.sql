@@ -1,0 +1,1 @@
+-- skip: window TVF HOP (not supported yet)

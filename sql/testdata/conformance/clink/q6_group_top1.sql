@@ -1,0 +1,1 @@
+-- skip: OVER (ROW_NUMBER top-N and a ROWS frame) (not supported yet)

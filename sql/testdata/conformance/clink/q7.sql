@@ -1,0 +1,1 @@
+-- skip: window TVF TUMBLE (not supported yet)
