@@ -10,8 +10,9 @@ import (
 
 // Backend is the synchronous keyed-state surface every backend implements.
 // It is driven from one runner goroutine. Values returned alias internal
-// storage and must not be mutated; Put takes ownership of val (the caller
-// must not mutate it afterwards) but not of key.
+// storage: do not mutate them, and do not keep them past the next Put or
+// Delete of the same key. Put copies val and key, so callers can reuse
+// their buffers (and a hot key updated in place allocates nothing).
 type Backend interface {
 	// Get returns the value stored under (op, key), blocking on a cold load
 	// if the backend has a remote tier.

@@ -23,6 +23,7 @@ type entry struct {
 	dirty      bool // changed since the last capture
 	pins       int32
 	loads      int32
+	owned      bool // val is the backend's private buffer: Put may overwrite it in place
 	prev, next *entry
 }
 
@@ -69,6 +70,7 @@ func (h *hotTier) placeholder(k []byte) *entry {
 }
 
 // set stores a value (or tombstone) in e and makes it most recently used.
+// val is shared from then on (a load's result, or a caller's copy).
 func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
 	size := int64(len(e.k)+len(val)) + entryOverhead
 	if e.valid {
@@ -79,7 +81,7 @@ func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
 		h.n++
 		h.pushFront(e)
 	}
-	e.val, e.deleted, e.size = val, deleted, size
+	e.val, e.deleted, e.size, e.owned = val, deleted, size, false
 	h.bytes += size
 	h.setDirty(e, dirty)
 }
@@ -199,7 +201,7 @@ func (h *hotTier) touch(e *entry) {
 // setCold stores a clean value in a placeholder e as the least recently
 // used entry (warm-up fills go behind everything the runner touched).
 func (h *hotTier) setCold(e *entry, val []byte, deleted bool) {
-	e.valid, e.val, e.deleted = true, val, deleted
+	e.valid, e.val, e.deleted, e.owned = true, val, deleted, false
 	e.size = int64(len(e.k)+len(val)) + entryOverhead
 	h.n++
 	h.bytes += e.size
@@ -211,4 +213,20 @@ func (h *hotTier) setCold(e *entry, val []byte, deleted bool) {
 	if h.head == nil {
 		h.head = e
 	}
+}
+
+// write stores a copy of val as e's dirty value, reusing e's private buffer
+// when it has room: a hot key updated between checkpoints costs no
+// allocation. A buffer a capture or the pool may hold is never reused.
+func (h *hotTier) write(e *entry, val []byte, deleted bool) {
+	var buf []byte
+	if !deleted {
+		if e.owned && cap(e.val) >= len(val) {
+			buf = append(e.val[:0], val...)
+		} else {
+			buf = append(make([]byte, 0, len(val)), val...)
+		}
+	}
+	h.set(e, buf, deleted, true)
+	e.owned = !deleted
 }

@@ -63,6 +63,7 @@ func (b *MemoryBackend) Put(op OpID, key, val []byte) error {
 		return ErrClosed
 	}
 	b.scratch = composeKey(b.scratch[:0], op, key)
+	val = append(make([]byte, 0, len(val)), val...) // captures may share stored values: always copy
 	if old, ok := b.data[string(b.scratch)]; ok {
 		b.bytes -= int64(len(old))
 		b.data[string(b.scratch)] = val

@@ -237,7 +237,7 @@ func (b *RemoteReadBackend) write(op OpID, key, val []byte, deleted bool) error 
 	}
 	b.scratch = composeKey(b.scratch[:0], op, key)
 	e := b.hot.placeholder(b.scratch)
-	b.hot.set(e, val, deleted, true)
+	b.hot.write(e, val, deleted)
 	b.evictLocked()
 	return nil
 }

@@ -46,6 +46,7 @@ func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
 		k := splitKey(e.k)
 		d.Entries = append(d.Entries, Entry{Key: k, KeyGroup: b.opts.keyGroup(k.Key), Value: e.val, Deleted: e.deleted})
 		b.hot.setDirty(e, false)
+		e.owned = false // the capture, then the pool, share this buffer
 		b.hot.pin(e)
 		c.pins = append(c.pins, e)
 	}

@@ -78,8 +78,8 @@ func (c *Counter) apply(r Rec, old []byte) error {
 		n = int64(binary.BigEndian.Uint64(old))
 	}
 	n += r.Value
-	val := binary.BigEndian.AppendUint64(c.buf[:0], uint64(n))
-	if err := c.ctx.Backend.Put(c.ctx.OpID, r.Key, val); err != nil {
+	c.buf = binary.BigEndian.AppendUint64(c.buf[:0], uint64(n))
+	if err := c.ctx.Backend.Put(c.ctx.OpID, r.Key, c.buf); err != nil {
 		return fmt.Errorf("write count of %q: %w", r.Key, err)
 	}
 	c.ctx.Output.Emit(Rec{Key: r.Key, Value: n})
