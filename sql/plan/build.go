@@ -58,6 +58,7 @@ func Build(q *Query, opts BuildOptions) (*Physical, error) {
 		return nil, fmt.Errorf("parallelism must be at least 1, got %d", opts.Parallelism)
 	}
 	b := &builder{opts: opts, phys: &Physical{}, done: map[*Node]int{}}
+	b.opts.Env.Ending = connector.NewEndGroup(countScans(q.Root, map[*Node]bool{}))
 	root, err := b.node(q.Root)
 	if err != nil {
 		return nil, err
@@ -179,6 +180,21 @@ func (b *builder) keyed(n *Node, ins []int, kind string, keys []ops.KeyFn, mk fu
 		desc = append(desc, "hash <- "+b.name(i))
 	}
 	return b.add(n, kind, b.opts.Parallelism, engine.StageSpec[ops.Change]{NewOperator: mk, Inputs: edges}, desc)
+}
+
+func countScans(n *Node, seen map[*Node]bool) int {
+	if seen[n] {
+		return 0
+	}
+	seen[n] = true
+	c := 0
+	if n.Op == OpScan {
+		c = 1
+	}
+	for _, in := range n.Inputs {
+		c += countScans(in, seen)
+	}
+	return c
 }
 
 // SortRows applies ORDER BY, OFFSET and LIMIT to a materialised result.
