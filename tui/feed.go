@@ -1,0 +1,141 @@
+package tui
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"clink/engine/event"
+)
+
+// FeedConfig tunes how a Feed taps the runtime event stream.
+type FeedConfig struct {
+	// Buffer is the channel capacity; events are dropped, never waited
+	// for, when the dashboard lags. 0: 4096.
+	Buffer int
+	// On and Off make the tap a duty cycle: subscribed for On, then
+	// unsubscribed for Off, so that the engine pays for building events
+	// only a fraction of the time. Off 0 keeps the tap attached.
+	On, Off time.Duration
+	// Skip lists kinds the tap discards on the emitting goroutine, before
+	// stamping or queueing them: the per-record kinds the snapshot
+	// counters already total.
+	Skip []event.Kind
+}
+
+// Feed taps an event bus for the dashboard: it stamps each event with the
+// time it was emitted (the emitters leave Time zero) and hands it over on a
+// buffered channel that drops when the reader lags.
+type Feed struct {
+	ch      chan event.Event
+	dropped atomic.Int64
+	bus     *event.Bus
+	cfg     FeedConfig
+	mu      sync.Mutex
+	unsub   func()
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closed  bool
+	skip    [64]bool
+}
+
+// NewFeed subscribes to bus. Close it to unsubscribe and stop its
+// goroutine.
+func NewFeed(bus *event.Bus, cfg FeedConfig) *Feed {
+	if cfg.Buffer <= 0 {
+		cfg.Buffer = 4096
+	}
+	f := &Feed{ch: make(chan event.Event, cfg.Buffer), bus: bus, cfg: cfg, stop: make(chan struct{})}
+	for _, k := range cfg.Skip {
+		if int(k) < len(f.skip) {
+			f.skip[k] = true
+		}
+	}
+	f.attach()
+	if cfg.Off > 0 && cfg.On > 0 {
+		f.wg.Add(1)
+		go f.cycle()
+	}
+	return f
+}
+
+// Events is the tapped stream.
+func (f *Feed) Events() <-chan event.Event { return f.ch }
+
+// Dropped counts events lost because the reader lagged.
+func (f *Feed) Dropped() int64 { return f.dropped.Load() }
+
+func (f *Feed) deliver(e event.Event) {
+	if int(e.Kind) < len(f.skip) && f.skip[e.Kind] {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	select {
+	case f.ch <- e:
+	default:
+		f.dropped.Add(1)
+	}
+}
+
+func (f *Feed) attach() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unsub == nil && !f.closed {
+		f.unsub = f.bus.Subscribe(f.deliver)
+	}
+}
+
+func (f *Feed) detach() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unsub != nil {
+		f.unsub()
+		f.unsub = nil
+	}
+}
+
+// cycle alternates attached and detached periods until Close.
+func (f *Feed) cycle() {
+	defer f.wg.Done()
+	t := time.NewTimer(f.cfg.On)
+	defer t.Stop()
+	on := true
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-t.C:
+		}
+		if on {
+			f.detach()
+			t.Reset(f.cfg.Off)
+		} else {
+			f.attach()
+			t.Reset(f.cfg.On)
+		}
+		on = !on
+	}
+}
+
+// Close unsubscribes and waits for the feed's goroutine. The channel is
+// not closed: readers select on their own stop signal.
+func (f *Feed) Close() {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	close(f.stop)
+	f.mu.Unlock()
+	f.wg.Wait()
+	f.detach()
+}
+
+// DefaultFeedConfig is the dashboard's tap: attached 100 ms out of every
+// second, which samples enough events for the key, latency and log panels
+// while the engine builds events a tenth of the time.
+var DefaultFeedConfig = FeedConfig{Buffer: 8192, On: 20 * time.Millisecond, Off: 980 * time.Millisecond,
+	Skip: []event.Kind{event.RecordSubmitted, event.RecordFinished, event.ReadHit}}

@@ -1,0 +1,289 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"clink/engine"
+)
+
+// headerLines is the job line and the figures, wrapped to the width.
+func (m *Model) headerLines() []string {
+	mm := &m.m
+	t := mm.tot
+	q := m.st.Title.Render("clink ▸ ") + mm.info.Query
+	segs := []string{
+		"up " + dur(m.now.Sub(m.start).Truncate(time.Second)),
+		"in " + num(mm.r.in.PerSec) + "/s  out " + num(mm.r.out.PerSec) + "/s",
+		"watermark " + wmText(t.watermark),
+		fmt.Sprintf("open epoch %d", t.openEpoch),
+		"last ckpt " + m.lastCkpt(),
+		"state " + mm.info.StateURI,
+	}
+	if mm.info.Latency != "" {
+		segs = append(segs, "latency "+mm.info.Latency)
+	}
+	if mm.snap.Finished {
+		segs = append(segs, m.st.Warn.Render("job finished"))
+	}
+	lines := []string{q}
+	cur := ""
+	for _, s := range segs {
+		if cur != "" && len([]rune(cur))+3+len([]rune(s)) > m.w {
+			lines, cur = append(lines, cur), ""
+		}
+		if cur != "" {
+			cur += m.st.Dim.Render(" │ ")
+		}
+		cur += s
+	}
+	lines = append(lines, cur)
+	if maxH := max(m.h/6, 2); len(lines) > maxH {
+		lines = lines[:maxH]
+	}
+	return lines
+}
+
+func wmText(wm int64) string {
+	if wm == math.MinInt64 {
+		return "none yet"
+	}
+	return fmt.Sprint(wm)
+}
+
+// lastCkpt names the newest finished checkpoint and its age.
+func (m *Model) lastCkpt() string {
+	var best engine.CheckpointInfo
+	for _, c := range m.m.ckpts {
+		if c.Err == nil && !c.Persisted.IsZero() && c.ID > best.ID {
+			best = c
+		}
+	}
+	if best.ID == 0 {
+		return "none yet"
+	}
+	return fmt.Sprintf("#%d (%s ago)", best.ID, dur(m.now.Sub(best.Persisted).Truncate(100*time.Millisecond)))
+}
+
+// summary is a panel's key figure, for its collapsed line.
+func (m *Model) summary(id int) string {
+	mm, t := &m.m, m.m.tot
+	switch id {
+	case pGates:
+		return fmt.Sprintf("in flight %d, parked %d", t.inflight, t.parked)
+	case pEpochs:
+		return fmt.Sprintf("open e%d, %d closed waiting, %s releases/s", t.openEpoch, t.pendingEpochs, num(mm.r.releases.PerSec))
+	case pReads:
+		return fmt.Sprintf("%s misses/s, %s hits/s, p50 %s", num(mm.r.misses.PerSec), num(mm.r.hits.PerSec), dur(Percentile(mm.latencies, 50)))
+	case pHot:
+		return fmt.Sprintf("%s of %s, %s evictions/s", bytes(t.hotBytes), bytes(t.hotMax), num(mm.r.evictions.PerSec))
+	case pCkpts:
+		return "last " + m.lastCkpt()
+	case pResults:
+		if len(mm.results) > 0 {
+			return mm.results[0]
+		}
+		return "none yet"
+	}
+	return fmt.Sprintf("%d events seen", mm.events)
+}
+
+func subName(s engine.SubtaskSnapshot) string { return fmt.Sprintf("%s/%d", s.Stage, s.Index) }
+
+// gatesBody: per subtask in-flight vs cap, parked records, the deepest
+// parked queues and a strip showing where work piles up.
+func (m *Model) gatesBody(w int) []string {
+	mm := &m.m
+	cap := int64(mm.info.MaxInFlight)
+	var lines []string
+	var strip strings.Builder
+	maxLoad := 1.0
+	for _, s := range mm.snap.Subtasks {
+		maxLoad = math.Max(maxLoad, float64(s.Gate.InFlight+s.Gate.Parked))
+	}
+	gw := min(max(w-44, 4), 24)
+	for i, s := range mm.snap.Subtasks {
+		g := s.Gate
+		in := 0.0
+		if i < len(mm.subIn) {
+			in = mm.subIn[i].PerSec
+		}
+		lines = append(lines, fmt.Sprintf("%-8s in flight %s %4d/%-4d parked %-4d %6s/s",
+			subName(s), gauge(m.st, float64(g.InFlight), float64(cap), gw), g.InFlight, cap, g.Parked, num(in)))
+		strip.WriteString(level(float64(g.InFlight+g.Parked), maxLoad))
+	}
+	if len(mm.snap.Subtasks) == 0 {
+		lines = append(lines, m.st.Dim.Render("no operator subtasks yet"))
+	}
+	lines = append(lines, fmt.Sprintf("pile-up by subtask [%s]   parks %s/s   backpressure %s/s",
+		m.st.Warn.Render(strip.String()), num(mm.r.parks.PerSec), num(mm.r.backpressure.PerSec)))
+	top := mm.park.Top(-1, 5)
+	if len(top) == 0 {
+		return append(lines, m.st.Dim.Render("hot keys: no key has records parked behind it"))
+	}
+	parts := make([]string, len(top))
+	for i, k := range top {
+		parts[i] = fmt.Sprintf("%s×%d (#%d)", k.Key, k.Depth, k.Subtask)
+	}
+	return append(lines, "hot keys (deepest parked queues): "+m.st.Accent.Render(strings.Join(parts, "  ")))
+}
+
+// epochsBody: each subtask's open epoch, its closed epochs waiting for
+// their records, and releases as they happen.
+func (m *Model) epochsBody(w int) []string {
+	mm := &m.m
+	waits := mm.openWaits()
+	lines := []string{fmt.Sprintf("an epoch closes at a watermark and is released when its records finish; %s releases/s", num(mm.r.releases.PerSec))}
+	for _, s := range mm.snap.Subtasks {
+		g := s.Gate
+		var ws []string
+		for _, wt := range waits {
+			if wt.sub == s.Index {
+				ws = append(ws, fmt.Sprintf("e%d (%d pending, %s)", wt.epoch, wt.pending, dur(m.now.Sub(wt.closedAt))))
+			}
+		}
+		line := fmt.Sprintf("%-8s open e%-5d wm %-8s waiting %d", subName(s), g.OpenEpoch, wmText(s.Watermark), g.PendingEpochs)
+		if len(ws) > 0 {
+			line += ": " + strings.Join(ws, " ")
+		}
+		lines = append(lines, line)
+	}
+	if len(mm.releases) > 0 {
+		rel := append([]string(nil), mm.releases...)
+		for i, j := 0, len(rel)-1; i < j; i, j = i+1, j-1 {
+			rel[i], rel[j] = rel[j], rel[i]
+		}
+		lines = append(lines, "released: "+m.st.Good.Render(strings.Join(rel, ", ")))
+	}
+	return lines
+}
+
+// readsBody: reads issued, hits vs misses, batch sizes and latency.
+func (m *Model) readsBody(w int) []string {
+	mm, r := &m.m, &m.m.r
+	ratio := hitRatio(r.hits.PerSec, r.misses.PerSec)
+	sw := max(w-22, 8)
+	lines := []string{
+		fmt.Sprintf("cold reads issued %s/s   hot hits %s/s   hit ratio %s   loading now %d keys",
+			num(r.misses.PerSec), num(r.hits.PerSec), ratio, mm.tot.loading),
+	}
+	batch := "no batched reads"
+	if r.batches.PerSec > 0 {
+		batch = fmt.Sprintf("pool reads %s/s, %.1f keys each", num(r.batches.PerSec), r.misses.PerSec/r.batches.PerSec)
+	}
+	if bs := mm.batchHist.Values(); len(bs) > 0 {
+		batch += "   recent batch sizes " + m.st.Accent.Render(sparkline(bs, 24))
+	}
+	lines = append(lines, batch)
+	if len(mm.latencies) == 0 {
+		lines = append(lines, m.st.Dim.Render("latency: no completed cold read sampled yet"))
+	} else {
+		lines = append(lines, fmt.Sprintf("latency (miss → value on the runner) p50 %s  p99 %s  over %d sampled reads",
+			dur(Percentile(mm.latencies, 50)), dur(Percentile(mm.latencies, 99)), len(mm.latencies)))
+	}
+	lines = append(lines,
+		fmt.Sprintf("%-20s %s", "p50 latency", m.st.Accent.Render(sparkline(mm.p50Hist.Values(), sw))),
+		fmt.Sprintf("%-20s %s", "cold misses/s", m.st.Warn.Render(sparkline(mm.misHist.Values(), sw))),
+		fmt.Sprintf("%-20s %s", "hot hits/s", m.st.Good.Render(sparkline(mm.hitHist.Values(), sw))))
+	return lines
+}
+
+func hitRatio(hits, misses float64) string {
+	if hits+misses == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*hits/(hits+misses))
+}
+
+// hotBody: bytes vs budget, hit ratio, evictions, dirty and pinned.
+func (m *Model) hotBody(w int) []string {
+	mm, t := &m.m, m.m.tot
+	gw := min(max(w-40, 8), 40)
+	budget := "unbounded"
+	if t.hotMax > 0 {
+		budget = bytes(t.hotMax)
+	}
+	next := ""
+	if b := mm.info.HotBudget; b > 0 && len(mm.snap.Subtasks) > 0 && b*int64(len(mm.snap.Subtasks)) != t.hotMax {
+		next = m.st.Warn.Render(fmt.Sprintf("  (next restore: %s per subtask)", bytes(b)))
+	}
+	return []string{
+		fmt.Sprintf("bytes %s %s of %s%s", gauge(m.st, float64(t.hotBytes), float64(t.hotMax), gw), bytes(t.hotBytes), budget, next),
+		fmt.Sprintf("%s keys hot   hit ratio %s   evictions %s/s %s", num(float64(t.hotKeys)),
+			hitRatio(mm.r.hits.PerSec, mm.r.misses.PerSec), num(mm.r.evictions.PerSec), m.st.Warn.Render(sparkline(mm.evHist.Values(), 16))),
+		fmt.Sprintf("dirty %d (changed since the last checkpoint)   pinned %d (held for a checkpoint in flight)", t.dirty, t.pinned),
+	}
+}
+
+// ckptBody: the newest checkpoints and restores.
+func (m *Model) ckptBody(int) []string {
+	mm := &m.m
+	ids := make([]uint64, 0, len(mm.ckpts))
+	for id := range mm.ckpts {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] > ids[j] })
+	lines := []string{m.st.Dim.Render(fmt.Sprintf("%5s %10s %11s %9s %9s  %s", "id", "delta keys", "delta bytes", "capture", "persist", "state"))}
+	for i, id := range ids {
+		if i == 5 {
+			break
+		}
+		c := mm.ckpts[id]
+		capt, pers := "–", "–"
+		if !c.Captured.IsZero() {
+			capt = dur(c.Captured.Sub(c.Triggered))
+		}
+		if !c.Persisted.IsZero() && !c.Captured.IsZero() {
+			pers = dur(c.Persisted.Sub(c.Captured))
+		}
+		state := m.st.Good.Render("durable")
+		switch {
+		case c.Err != nil:
+			state = m.st.Bad.Render("failed: " + c.Err.Error())
+		case !c.Durable:
+			state = "in memory"
+		}
+		lines = append(lines, fmt.Sprintf("%5d %10d %11s %9s %9s  %s", c.ID, c.DeltaKeys, bytes(c.DeltaBytes), capt, pers, state))
+	}
+	if len(ids) == 0 {
+		lines = append(lines, m.st.Dim.Render("no checkpoint yet (c takes one)"))
+	}
+	for i := len(mm.restores) - 1; i >= 0 && i >= len(mm.restores)-2; i-- {
+		lines = append(lines, m.st.Accent.Render("restore "+mm.restores[i]))
+	}
+	if mm.warmup != "" {
+		lines = append(lines, mm.warmup)
+	}
+	return lines
+}
+
+// resultsBody: the newest result rows, newest first.
+func (m *Model) resultsBody(_, h int) []string {
+	res := m.m.results
+	if len(res) == 0 {
+		return []string{m.st.Dim.Render("no results yet")}
+	}
+	if h > 0 && len(res) > h {
+		res = res[:h]
+	}
+	return res
+}
+
+// logBody: the newest events that pass the filter, newest last.
+func (m *Model) logBody(_, h int) []string {
+	ls := m.m.filteredLog(logClasses[m.class], m.filter)
+	if len(ls) == 0 {
+		return []string{m.st.Dim.Render("no events match (f cycles the class, / filters by text)")}
+	}
+	if h > 0 && len(ls) > h {
+		ls = ls[len(ls)-h:]
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = m.st.Dim.Render(fmt.Sprintf("%-10s ", l.class)) + l.text
+	}
+	return out
+}

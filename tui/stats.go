@@ -1,0 +1,219 @@
+package tui
+
+import (
+	"slices"
+	"sort"
+	"time"
+)
+
+// Rate turns a growing counter into a per-second rate between two samples.
+// A counter that goes backwards (a restored job starts its counters
+// afresh) counts from zero.
+type Rate struct {
+	last  int64
+	at    time.Time
+	valid bool
+	// PerSec is the rate over the last interval.
+	PerSec float64
+}
+
+// Observe records the counter's value v at t and returns the rate since the
+// previous observation (0 for the first).
+func (r *Rate) Observe(v int64, t time.Time) float64 {
+	if r.valid {
+		dt := t.Sub(r.at).Seconds()
+		d := v - r.last
+		if d < 0 {
+			d = v
+		}
+		if dt > 0 {
+			r.PerSec = float64(d) / dt
+		}
+	}
+	r.last, r.at, r.valid = v, t, true
+	return r.PerSec
+}
+
+// Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
+// samples, or 0 when there are none. samples is not modified.
+func Percentile(samples []time.Duration, p float64) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	rank := int(p/100*float64(len(s)) + 0.999999)
+	rank = min(max(rank, 1), len(s))
+	return s[rank-1]
+}
+
+// History is a fixed-size ring of the newest values, for sparklines.
+type History struct {
+	vals []float64
+	next int
+	full bool
+}
+
+// NewHistory holds up to n values.
+func NewHistory(n int) *History { return &History{vals: make([]float64, max(n, 1))} }
+
+// Push appends v, dropping the oldest value when full.
+func (h *History) Push(v float64) {
+	h.vals[h.next] = v
+	h.next = (h.next + 1) % len(h.vals)
+	if h.next == 0 {
+		h.full = true
+	}
+}
+
+// Values returns the values oldest first.
+func (h *History) Values() []float64 {
+	if !h.full {
+		return slices.Clone(h.vals[:h.next])
+	}
+	return append(slices.Clone(h.vals[h.next:]), h.vals[:h.next]...)
+}
+
+// KeyDepth is one key's parked queue depth.
+type KeyDepth struct {
+	Subtask int
+	Key     string
+	Depth   int
+}
+
+type subKey struct {
+	sub int
+	key string
+}
+
+// ParkDepths tracks, from park and promote events, how many records wait
+// behind each key's in-flight record. A promote with no park seen (the tap
+// was detached) is ignored.
+type ParkDepths struct{ depth map[subKey]int }
+
+// NewParkDepths returns an empty tracker.
+func NewParkDepths() *ParkDepths { return &ParkDepths{depth: map[subKey]int{}} }
+
+// Park records one more record parked behind key on subtask sub.
+func (p *ParkDepths) Park(sub int, key string) { p.depth[subKey{sub, key}]++ }
+
+// Promote records one parked record of key leaving the queue.
+func (p *ParkDepths) Promote(sub int, key string) {
+	k := subKey{sub, key}
+	if p.depth[k] <= 1 {
+		delete(p.depth, k)
+		return
+	}
+	p.depth[k]--
+}
+
+// Reset forgets every queue (after a restore, or when the snapshot says a
+// subtask has nothing parked).
+func (p *ParkDepths) Reset(sub int) {
+	for k := range p.depth {
+		if sub < 0 || k.sub == sub {
+			delete(p.depth, k)
+		}
+	}
+}
+
+// Total is the parked records on sub known from events.
+func (p *ParkDepths) Total(sub int) int {
+	n := 0
+	for k, d := range p.depth {
+		if k.sub == sub {
+			n += d
+		}
+	}
+	return n
+}
+
+// Top returns the n deepest queues, deepest first, ties by subtask and
+// key; sub < 0 means every subtask.
+func (p *ParkDepths) Top(sub, n int) []KeyDepth {
+	var out []KeyDepth
+	for k, d := range p.depth {
+		if sub < 0 || k.sub == sub {
+			out = append(out, KeyDepth{Subtask: k.sub, Key: k.key, Depth: d})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Depth != b.Depth {
+			return a.Depth > b.Depth
+		}
+		if a.Subtask != b.Subtask {
+			return a.Subtask < b.Subtask
+		}
+		return a.Key < b.Key
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+type pendingRead struct {
+	at time.Time
+	n  int64
+}
+
+// ReadTimer pairs read starts with their completions per subtask to
+// measure load latency as the runner sees it (issue to write-through).
+// Misses start single reads; a batch event folds the misses just before it
+// into one read of n keys; a done event of n keys completes the oldest
+// pending read of that size.
+type ReadTimer struct {
+	pending map[int][]pendingRead
+	// MaxAge drops reads never seen completing (the tap was detached).
+	MaxAge time.Duration
+}
+
+// NewReadTimer returns an empty timer.
+func NewReadTimer() *ReadTimer {
+	return &ReadTimer{pending: map[int][]pendingRead{}, MaxAge: 5 * time.Second}
+}
+
+// Miss starts a one-key read on sub at t.
+func (r *ReadTimer) Miss(sub int, t time.Time) {
+	q := r.pending[sub]
+	if len(q) >= 4096 {
+		q = q[1:]
+	}
+	r.pending[sub] = append(q, pendingRead{at: t, n: 1})
+}
+
+// Batch folds the last n single-key reads of sub into one read of n keys,
+// started at the first of them.
+func (r *ReadTimer) Batch(sub int, n int64, t time.Time) {
+	q := r.pending[sub]
+	start, folded := t, int64(0)
+	for len(q) > 0 && folded < n && q[len(q)-1].n == 1 {
+		start = q[len(q)-1].at
+		q = q[:len(q)-1]
+		folded++
+	}
+	r.pending[sub] = append(q, pendingRead{at: start, n: n})
+}
+
+// Done completes the oldest pending read of n keys on sub at t and returns
+// its latency; ok is false when no such read is pending.
+func (r *ReadTimer) Done(sub int, n int64, t time.Time) (lat time.Duration, ok bool) {
+	q := r.pending[sub]
+	i := 0
+	for i < len(q) && t.Sub(q[i].at) > r.MaxAge {
+		i++
+	}
+	q = q[i:]
+	for j, p := range q {
+		if p.n == n {
+			r.pending[sub] = append(q[:j:j], q[j+1:]...)
+			return t.Sub(p.at), true
+		}
+	}
+	r.pending[sub] = q
+	return 0, false
+}
+
+// Reset forgets every pending read.
+func (r *ReadTimer) Reset() { clear(r.pending) }
