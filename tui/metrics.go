@@ -181,7 +181,7 @@ func (m *metrics) onEvent(e event.Event) {
 	m.events++
 	switch e.Kind {
 	case event.RecordParked:
-		m.park.Park(e.Subtask, e.Key)
+		m.park.Park(e.Subtask, e.Key, e.Time)
 	case event.RecordPromoted:
 		m.park.Promote(e.Subtask, e.Key)
 	case event.ReadMiss:

@@ -120,15 +120,15 @@ func (m *Model) gatesBody(w int) []string {
 	}
 	lines = append(lines, fmt.Sprintf("pile-up by subtask [%s]   parks %s/s   backpressure %s/s",
 		m.st.Warn.Render(strip.String()), num(mm.r.parks.PerSec), num(mm.r.backpressure.PerSec)))
-	top := mm.park.Top(-1, 5)
+	top := mm.park.Peaks(m.now.Add(-5*time.Second), 5)
 	if len(top) == 0 {
-		return append(lines, m.st.Dim.Render("hot keys: no key has records parked behind it"))
+		return append(lines, m.st.Dim.Render("hot keys: no key had records parked behind it in the last 5s"))
 	}
 	parts := make([]string, len(top))
 	for i, k := range top {
 		parts[i] = fmt.Sprintf("%s×%d (#%d)", k.Key, k.Depth, k.Subtask)
 	}
-	return append(lines, "hot keys (deepest parked queues): "+m.st.Accent.Render(strings.Join(parts, "  ")))
+	return append(lines, "hot keys (deepest parked queues, 5s): "+m.st.Accent.Render(strings.Join(parts, "  ")))
 }
 
 // epochsBody: each subtask's open epoch, its closed epochs waiting for

@@ -89,13 +89,43 @@ type subKey struct {
 // ParkDepths tracks, from park and promote events, how many records wait
 // behind each key's in-flight record. A promote with no park seen (the tap
 // was detached) is ignored.
-type ParkDepths struct{ depth map[subKey]int }
+type ParkDepths struct {
+	depth map[subKey]int
+	peak  map[subKey]peak
+}
+
+type peak struct {
+	depth int
+	at    time.Time
+}
 
 // NewParkDepths returns an empty tracker.
-func NewParkDepths() *ParkDepths { return &ParkDepths{depth: map[subKey]int{}} }
+func NewParkDepths() *ParkDepths {
+	return &ParkDepths{depth: map[subKey]int{}, peak: map[subKey]peak{}}
+}
 
-// Park records one more record parked behind key on subtask sub.
-func (p *ParkDepths) Park(sub int, key string) { p.depth[subKey{sub, key}]++ }
+// Park records one more record parked behind key on subtask sub at t.
+func (p *ParkDepths) Park(sub int, key string, t time.Time) {
+	k := subKey{sub, key}
+	p.depth[k]++
+	if d := p.depth[k]; d >= p.peak[k].depth || t.Sub(p.peak[k].at) > time.Second {
+		p.peak[k] = peak{depth: d, at: t}
+	}
+}
+
+// Peaks returns the n deepest queues seen since since, deepest first:
+// parking is brief, so the panel shows recent peaks, not the instant.
+func (p *ParkDepths) Peaks(since time.Time, n int) []KeyDepth {
+	var out []KeyDepth
+	for k, pk := range p.peak {
+		if pk.at.Before(since) {
+			delete(p.peak, k)
+			continue
+		}
+		out = append(out, KeyDepth{Subtask: k.sub, Key: k.key, Depth: pk.depth})
+	}
+	return sortDepths(out, n)
+}
 
 // Promote records one parked record of key leaving the queue.
 func (p *ParkDepths) Promote(sub int, key string) {
@@ -137,6 +167,10 @@ func (p *ParkDepths) Top(sub, n int) []KeyDepth {
 			out = append(out, KeyDepth{Subtask: k.sub, Key: k.key, Depth: d})
 		}
 	}
+	return sortDepths(out, n)
+}
+
+func sortDepths(out []KeyDepth, n int) []KeyDepth {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Depth != b.Depth {

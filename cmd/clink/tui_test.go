@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxSession runs the built binary in a detached tmux pane of w×h.
+type tmuxSession struct {
+	t    *testing.T
+	name string
+}
+
+func startTmux(t *testing.T, w, h int, command string) *tmuxSession {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not found on PATH (apt-get install tmux); the end-to-end dashboard test needs it")
+	}
+	s := &tmuxSession{t: t, name: fmt.Sprintf("clink-tui-test-%d", os.Getpid())}
+	out, err := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), command).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", s.name).Run() })
+	return s
+}
+
+func (s *tmuxSession) capture() string {
+	out, err := exec.Command("tmux", "capture-pane", "-p", "-t", s.name).Output()
+	if err != nil {
+		s.t.Fatalf("tmux capture-pane: %v", err)
+	}
+	return string(out)
+}
+
+func (s *tmuxSession) keys(k ...string) {
+	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", s.name}, k...)...).CombinedOutput(); err != nil {
+		s.t.Fatalf("tmux send-keys: %v: %s", err, out)
+	}
+}
+
+// waitFor polls the screen until every want appears or the deadline.
+func (s *tmuxSession) waitFor(d time.Duration, want ...string) string {
+	deadline := time.Now().Add(d)
+	for {
+		scr := s.capture()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(scr, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("screen never showed %q; last screen:\n%s", missing, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+var inRate = regexp.MustCompile(`in (\S+)/s`)
+
+// TestTUIEndToEnd builds clink, runs `clink tui` in tmux, and checks every
+// panel draws with moving counters and that c, ? and q work.
+func TestTUIEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it in tmux")
+	}
+	bin := filepath.Join(t.TempDir(), "clink")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	done := filepath.Join(t.TempDir(), "exited")
+	s := startTmux(t, 160, 48, fmt.Sprintf("%s tui --checkpoint-every 0; echo $? > %s; sleep 60", bin, done))
+	panels := []string{"Per-key gates", "Epochs", "In-flight reads", "Hot tier", "Checkpoint deltas", "Results", "Event log"}
+	first := s.waitFor(10*time.Second, panels...)
+	first = s.waitFor(10*time.Second, "up 1")
+	time.Sleep(1500 * time.Millisecond)
+	second := s.capture()
+	if first == second {
+		t.Fatalf("the screen did not change in 1.5s:\n%s", second)
+	}
+	if m := inRate.FindStringSubmatch(second); m == nil || m[1] == "0" {
+		t.Errorf("records/s in is not moving: %v\n%s", m, second)
+	}
+	s.keys("c")
+	s.waitFor(10*time.Second, "durable")
+	s.keys("?")
+	s.waitFor(5*time.Second, "Help (? closes)", "crash & restore")
+	s.keys("?", "x")
+	s.waitFor(10*time.Second, "restored from checkpoint")
+	s.keys("q")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(done)
+		if err == nil && len(b) > 0 {
+			if code := strings.TrimSpace(string(b)); code != "0" {
+				t.Fatalf("clink tui exited with %s; screen:\n%s", code, s.capture())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clink tui did not quit on q; screen:\n%s", s.capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestTUINeedsTerminal: without a terminal the command fails clearly.
+func TestTUINeedsTerminal(t *testing.T) {
+	var out, errb strings.Builder
+	err := runTUI(nil, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "not a terminal") {
+		t.Fatalf("want a not-a-terminal error, got %v", err)
+	}
+}
