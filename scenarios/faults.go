@@ -12,6 +12,9 @@ import (
 	"clink/engine/async"
 	"clink/state"
 	"clink/state/mempool"
+	"clink/state/objpool"
+	"clink/state/s3pool"
+	"clink/state/s3pool/s3fake"
 )
 
 // errKeyFault is the error of a read failed by a `fault fail-read key=K`.
@@ -67,13 +70,66 @@ func (r *keyRules) match(keys []state.Key) (fail string, extra time.Duration) {
 	return fail, extra
 }
 
-// faultPool is the pool one incarnation of the job sees: the durable
-// in-memory pool behind a simulated network latency, with the scenario's
-// per-key faults applied to reads. Commits, restores and scans reach the
-// durable pool, which survives crashes.
+// durablePool is the pool that survives crashes: in memory, or the real S3
+// pool over gofakes3 in process (remote-read://), with the fault surface
+// the `fault` directive drives.
+type durablePool interface {
+	state.RemotePool
+	state.KeyGroupScanner
+	FailReads(n int, err error)
+	FailCommits(n int, err error)
+	Throttle(n int)
+}
+
+// s3Durable is the S3 pool (objpool's layout, fenced commits and retries)
+// over an in-process gofakes3 whose faults happen at the HTTP level: a
+// throttle is a 503 SlowDown the pool retries, a failed read or commit a
+// 403 it does not.
+type s3Durable struct {
+	*s3pool.Pool
+	fake *s3fake.Client
+}
+
+func (p s3Durable) FailReads(n int, err error)   { p.fake.FailReads(n, err) }
+func (p s3Durable) FailCommits(n int, err error) { p.fake.FailCommits(n, err) }
+func (p s3Durable) Throttle(n int)               { p.fake.Throttle(n) }
+
+// newS3Durable opens remote-read://BUCKET/PREFIX on a fresh in-process S3.
+// Its retry backoff runs on a clock that advances instantly, so retries
+// cost no wall time and the replay stays on one goroutine.
+func newS3Durable(bucket, prefix string, seed uint64) (durablePool, error) {
+	fake, err := s3fake.New(async.SimEpoch, bucket)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s3pool.New(context.Background(), s3pool.Config{
+		Bucket: bucket, Prefix: prefix, Endpoint: s3fake.Endpoint, Region: "us-east-1",
+		AccessKeyID: "scenario", SecretAccessKey: "scenario-secret", HTTPClient: fake,
+		Pool: objpool.Config{Clock: instantClock{}, WriterID: "scenario", Seed: seed, Concurrency: 1},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open remote-read://%s/%s on the in-process S3: %w", bucket, prefix, err)
+	}
+	return s3Durable{Pool: p, fake: fake}, nil
+}
+
+// instantClock runs timers at once: the S3 pool's retry backoff is
+// virtual, like everything else in a scenario.
+type instantClock struct{}
+
+func (instantClock) Now() time.Time { return async.SimEpoch }
+func (instantClock) AfterFunc(_ time.Duration, f func()) func() bool {
+	f()
+	return func() bool { return false }
+}
+
+// faultPool is the pool one incarnation of the job sees: the durable pool
+// behind a simulated network latency, with the scenario's per-key faults
+// applied to reads. Commits, restores and scans reach the durable pool,
+// which survives crashes.
 type faultPool struct {
 	*mempool.LatencyPool
-	durable *mempool.Pool
+	durable durablePool
 	rules   *keyRules
 	clock   async.Clock
 }

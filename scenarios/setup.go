@@ -77,20 +77,25 @@ func (c *Config) setState(uri string) error {
 	if err != nil {
 		return err
 	}
-	switch sc.Scheme {
-	case stateuri.Memory:
-		c.State = "memory://"
-		return nil
-	case stateuri.DisaggLocal:
-	default:
-		return fmt.Errorf("scenarios support memory:// and disagg-local://, not %s://", sc.Scheme)
-	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return err
 	}
 	q := u.Query()
-	c.State = "disagg-local://"
+	switch sc.Scheme {
+	case stateuri.Memory:
+		c.State = "memory://"
+		return nil
+	case stateuri.DisaggLocal:
+		c.State = "disagg-local://"
+	case stateuri.RemoteRead:
+		if q.Has("endpoint") {
+			return errors.New("remote-read:// in a scenario is served by an in-process S3 (gofakes3): drop endpoint=")
+		}
+		c.State = fmt.Sprintf("remote-read://%s/%s", sc.Bucket, sc.Prefix)
+	default:
+		return fmt.Errorf("scenarios support memory://, disagg-local:// and remote-read:// (in-process S3), not %s://", sc.Scheme)
+	}
 	c.IOThreads, c.WarmRestore = sc.IOThreads, sc.WarmRestore
 	c.HotMaxBytes = 0
 	if q.Has("hot_max_bytes") {
@@ -115,6 +120,14 @@ func (r *Replayer) operator(d *Directive, a *args) (string, error) {
 		return "", errors.New("the operator is already set up (crash and restore to rebuild it)")
 	}
 	w.opCfg = w.cfg
+	if strings.HasPrefix(w.cfg.State, stateuri.RemoteRead+"://") {
+		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(w.cfg.State, stateuri.RemoteRead+"://"), "/")
+		d, err := newS3Durable(bucket, prefix, w.cfg.Seed)
+		if err != nil {
+			return "", err
+		}
+		w.durable = d
+	}
 	if err := w.start(0, w.cfg.Parallelism); err != nil {
 		return "", err
 	}

@@ -173,6 +173,10 @@ func (r *Replayer) state(d *Directive, a *args) (string, error) {
 			fmt.Fprintf(&b, "  %s\n", dumpLine(e))
 		}
 	}
+	if s3, ok := w.durable.(s3Durable); ok {
+		total, injected := s3.fake.Requests()
+		fmt.Fprintf(&b, "s3 (in process): %d requests, %d answered with an injected error\n", total, injected)
+	}
 	return b.String(), nil
 }
 

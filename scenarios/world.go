@@ -34,7 +34,9 @@ func defaultConfig(seed uint64) Config {
 	return Config{State: "disagg-local://", Latency: async.Fixed(0), Parallelism: 1, Seed: seed, IOThreads: 1}
 }
 
-func (c Config) remote() bool { return strings.HasPrefix(c.State, stateuri.DisaggLocal+"://") }
+func (c Config) remote() bool {
+	return strings.HasPrefix(c.State, stateuri.DisaggLocal+"://") || strings.HasPrefix(c.State, stateuri.RemoteRead+"://")
+}
 
 func (c Config) String() string {
 	s := fmt.Sprintf("state=%s parallelism=%d seed=%d latency=%s", c.State, c.Parallelism, c.Seed, c.Latency)
@@ -70,7 +72,7 @@ type world struct {
 	cfg         Config
 	opCfg       Config // the configuration the operator was set up with
 	log         *engine.Log[counter.Rec]
-	durable     *mempool.Pool
+	durable     durablePool
 	rules       *keyRules
 	sink        *collector
 	bus         *event.Bus
