@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"clink/repl"
+)
+
+func init() {
+	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final]", runRun)
+}
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o repl.RunOptions
+	file := fs.String("f", "", "script file (relative csv/jsonl paths resolve against its directory)")
+	expr := fs.String("e", "", "SQL statements to run")
+	fs.StringVar(&o.StateURI, "state", "memory://", "state URI")
+	fs.IntVar(&o.Parallelism, "parallelism", 0, "parallelism of keyed operators (0: number of CPUs)")
+	fs.IntVar(&o.MaxInFlight, "in-flight", 0, "cap on each async subtask's in-flight records (0: engine default)")
+	format := fs.String("format", "table", "output format: table, csv, jsonl or changelog")
+	fs.BoolVar(&o.Final, "final", false, "print each SELECT's final result instead of its changelog")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if o.Format, err = repl.ParseFormat(*format); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q (use -f FILE or -e SQL)", fs.Arg(0))
+	}
+	src, name, err := runSource(*file, *expr)
+	if err != nil {
+		return err
+	}
+	o.BaseDir = "."
+	if *file != "" {
+		o.BaseDir = filepath.Dir(*file)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := repl.RunScript(ctx, o, src, stdout); err != nil {
+		return errors.New(repl.RenderError(err, name))
+	}
+	return nil
+}
+
+// runSource returns the script's text and the name errors use.
+func runSource(file, expr string) (string, string, error) {
+	switch {
+	case file != "" && expr != "":
+		return "", "", errors.New("run: give -f or -e, not both")
+	case file != "":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("run: %w", err)
+		}
+		return string(data), file, nil
+	case expr != "":
+		return expr, "-e", nil
+	}
+	return "", "", errors.New("run: give a script with -f FILE.sql or -e 'SQL;'")
+}

@@ -1,0 +1,224 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"time"
+
+	"clink/sql/session"
+	"clink/sql/types"
+	"clink/state"
+)
+
+// refreshEvery is how often a live view redraws.
+const refreshEvery = 150 * time.Millisecond
+
+// runQuery starts a SELECT and shows it: live until it ends or the user
+// stops it, or (stepped) run until idle.
+func (s *Shell) runQuery(ctx context.Context, sql string) error {
+	h, err := s.sess.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	q := &query{h: h}
+	s.setLast(q)
+	if s.opts.Stepped {
+		return s.stepQuery(q)
+	}
+	return s.watch(ctx, q)
+}
+
+// stepQuery runs a stepped query until idle and prints its table.
+func (s *Shell) stepQuery(q *query) error {
+	if err := q.h.RunUntilIdle(); err != nil {
+		return err
+	}
+	s.printTable(q)
+	return nil
+}
+
+// stepLast lets a stepped live query catch up after an INSERT.
+func (s *Shell) stepLast() error {
+	if q := s.last; q != nil && !q.crashed && !q.h.Finished() {
+		return q.h.RunUntilIdle()
+	}
+	return nil
+}
+
+// printTable prints the query's materialised result; unordered results
+// are sorted so that output is deterministic.
+func (s *Shell) printTable(q *query) {
+	rows := q.h.Table()
+	if len(q.h.Plan.Order) == 0 {
+		rows = slices.Clone(rows)
+		slices.SortFunc(rows, types.CompareRows)
+	}
+	io.WriteString(s.out, TableOf(q.h.Columns, rows))
+	if !q.h.Finished() && !q.crashed {
+		fmt.Fprintln(s.out, "(running: the input is unbounded)")
+	}
+}
+
+// watch shows a threaded query until it ends, Ctrl-C (or q) stops it, or
+// an error; live keys checkpoint, crash and restore it.
+func (s *Shell) watch(base context.Context, q *query) error {
+	ctx, stop := signal.NotifyContext(base, os.Interrupt)
+	defer stop()
+	var keys <-chan byte
+	if s.opts.Keys != nil && s.opts.Live {
+		kctx, cancel := context.WithCancel(ctx)
+		var wait func()
+		keys, wait = s.opts.Keys(kctx)
+		defer wait()
+		defer cancel()
+	}
+	var tick <-chan time.Time
+	if d := s.opts.CheckpointInterval; d > 0 {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		tick = t.C
+	}
+	v := newView(s, q)
+	for {
+		done, err := s.pump(ctx, q, v)
+		if err != nil || done {
+			return err
+		}
+		if ctx.Err() != nil {
+			q.h.Cancel()
+			v.finish("stopped")
+			return nil
+		}
+		select {
+		case k := <-keys:
+			if s.key(base, q, v, k) {
+				q.h.Cancel()
+				v.finish("stopped")
+				return nil
+			}
+		case <-tick:
+			if !q.crashed {
+				v.note(s.checkpoint(ctx, q))
+			}
+		default:
+		}
+		v.refresh(false)
+	}
+}
+
+// pump reads the changes available within one refresh period. It reports
+// whether the query finished.
+func (s *Shell) pump(ctx context.Context, q *query, v *view) (bool, error) {
+	if q.crashed {
+		select {
+		case <-ctx.Done():
+		case <-time.After(refreshEvery):
+		}
+		return false, nil
+	}
+	deadline := time.Now().Add(refreshEvery)
+	for time.Now().Before(deadline) {
+		tctx, cancel := context.WithDeadline(ctx, deadline)
+		c, err := q.h.Next(tctx)
+		cancel()
+		switch {
+		case err == nil:
+			v.change(c)
+		case errors.Is(err, io.EOF):
+			v.finish("")
+			return true, nil
+		case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+			return false, nil
+		default:
+			v.finish("failed")
+			return true, fmt.Errorf("query failed: %w", err)
+		}
+	}
+	return false, nil
+}
+
+// key acts on a key pressed during a live query; it reports whether the
+// user asked to stop.
+func (s *Shell) key(base context.Context, q *query, v *view, k byte) bool {
+	switch k {
+	case 'q', 'Q', 3:
+		return true
+	case 'c', 'C':
+		if q.crashed {
+			v.note("crashed: press r to restore first")
+		} else {
+			v.note(s.checkpoint(base, q))
+		}
+	case 'x', 'X':
+		v.note(s.crash(q))
+	case 'r', 'R':
+		v.note(s.restore(base, q, 0))
+		v.restored()
+	}
+	return false
+}
+
+// checkpoint takes a checkpoint of a running query and describes it.
+func (s *Shell) checkpoint(ctx context.Context, q *query) string {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	id, err := q.h.Checkpoint(cctx)
+	if err != nil {
+		return fmt.Sprintf("checkpoint failed: %v", err)
+	}
+	if q.h.Stepped() {
+		if err := q.h.RunUntilIdle(); err != nil {
+			return fmt.Sprintf("checkpoint %d: %v", id, err)
+		}
+	}
+	q.ckpts = append(q.ckpts, id)
+	return fmt.Sprintf("checkpoint %d complete", id)
+}
+
+// crash kills the query's job without a checkpoint.
+func (s *Shell) crash(q *query) string {
+	if q.crashed {
+		return "already crashed: press r (or \\restore) to restore"
+	}
+	if err := q.h.Crash(); err != nil {
+		return fmt.Sprintf("crash: %v", err)
+	}
+	q.crashed = true
+	if len(q.ckpts) == 0 {
+		return "crashed: the job is gone and there is no checkpoint to restore"
+	}
+	return fmt.Sprintf("crashed: the job is gone; restore from checkpoint %d with r or \\restore", q.ckpts[len(q.ckpts)-1])
+}
+
+// restore restarts a query from checkpoint id (0: the latest), crashing
+// it first if it still has a job.
+func (s *Shell) restore(base context.Context, q *query, id state.CheckpointID) string {
+	if len(q.ckpts) == 0 {
+		return "no checkpoint to restore: take one first (c, \\checkpoint or \\set checkpoint_interval)"
+	}
+	if id == 0 {
+		id = q.ckpts[len(q.ckpts)-1]
+	}
+	if !slices.Contains(q.ckpts, id) {
+		return fmt.Sprintf("no checkpoint %d (taken: %v)", id, q.ckpts)
+	}
+	if !q.crashed {
+		if err := q.h.Crash(); err != nil {
+			return fmt.Sprintf("restore: %v", err)
+		}
+	}
+	if err := q.h.Restore(base, id, s.opts.Parallelism); err != nil {
+		q.crashed = true
+		return fmt.Sprintf("restore failed: %v", err)
+	}
+	q.crashed = false
+	q.ckpts = slices.DeleteFunc(q.ckpts, func(c state.CheckpointID) bool { return c > id })
+	return fmt.Sprintf("restored from checkpoint %d at parallelism %d", id, s.opts.Parallelism)
+}
+
+var _ = session.ErrNoChange

@@ -1,0 +1,295 @@
+package repl
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// Format is an output format of results.
+type Format string
+
+// Output formats: an aligned table, CSV, one JSON object per line, and
+// changelog lines (+I[...]).
+const (
+	FormatTable     Format = "table"
+	FormatCSV       Format = "csv"
+	FormatJSONL     Format = "jsonl"
+	FormatChangelog Format = "changelog"
+)
+
+// ParseFormat checks a format name.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case FormatTable, FormatCSV, FormatJSONL, FormatChangelog:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown format %q (want table, csv, jsonl or changelog)", s)
+}
+
+// RenderTable renders rows psql-style: a header, a rule, one line per row
+// with numeric columns (right[i]) right-aligned, and a row count.
+func RenderTable(cols []string, rows [][]string, right []bool) string {
+	w := make([]int, len(cols))
+	for i, c := range cols {
+		w[i] = utf8.RuneCountInString(c)
+	}
+	for _, r := range rows {
+		for i := range min(len(r), len(w)) {
+			w[i] = max(w[i], utf8.RuneCountInString(r[i]))
+		}
+	}
+	var b strings.Builder
+	line := func(cells []string, header bool) {
+		for i := range w {
+			cell := ""
+			if i < len(cells) {
+				cell = cells[i]
+			}
+			if i > 0 {
+				b.WriteString("|")
+			}
+			pad := strings.Repeat(" ", w[i]-utf8.RuneCountInString(cell))
+			switch {
+			case header:
+				left := (w[i] - utf8.RuneCountInString(cell)) / 2
+				cell = strings.Repeat(" ", left) + cell + pad[left:]
+			case i < len(right) && right[i]:
+				cell = pad + cell
+			default:
+				cell += pad
+			}
+			b.WriteString(" " + cell + " ")
+		}
+		b.WriteString("\n")
+	}
+	line(cols, true)
+	for i := range w {
+		if i > 0 {
+			b.WriteString("+")
+		}
+		b.WriteString(strings.Repeat("-", w[i]+2))
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		line(r, false)
+	}
+	fmt.Fprintf(&b, "(%d %s)\n", len(rows), plural(len(rows), "row", "rows"))
+	return trimLineEnds(b.String())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// trimLineEnds drops trailing spaces of every line.
+func trimLineEnds(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ColumnNames returns the names of cols.
+func ColumnNames(cols []expr.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// RightAligned marks the numeric columns of cols.
+func RightAligned(cols []expr.Column) []bool {
+	out := make([]bool, len(cols))
+	for i, c := range cols {
+		out[i] = c.Type.IsNumeric()
+	}
+	return out
+}
+
+// Cells renders a row for display (NULL as "NULL").
+func Cells(r types.Row) []string {
+	out := make([]string, len(r))
+	for i, v := range r {
+		out[i] = v.String()
+	}
+	return out
+}
+
+// TableOf renders typed rows as a table.
+func TableOf(cols []expr.Column, rows []types.Row) string {
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = Cells(r)
+	}
+	return RenderTable(ColumnNames(cols), cells, RightAligned(cols))
+}
+
+// csvField renders a value for CSV: NULL is empty.
+func csvField(v types.Value) string {
+	if v.IsNull() {
+		return ""
+	}
+	return v.String()
+}
+
+// jsonValue renders a value as JSON: NULL as null, numbers as numbers
+// (non-finite doubles as strings), everything else as a string.
+func jsonValue(v types.Value) string {
+	switch v.Kind() {
+	case types.KindNull:
+		return "null"
+	case types.KindBool, types.KindInt, types.KindBigInt, types.KindDecimal:
+		return v.String()
+	case types.KindDouble:
+		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return v.String()
+		}
+	}
+	s, _ := json.Marshal(v.String())
+	return string(s)
+}
+
+// JSONObject renders one row as a JSON object with keys in column order;
+// op, when not empty, is the first key.
+func JSONObject(cols []string, r types.Row, op string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	if op != "" {
+		fmt.Fprintf(&b, `"op":%q`, op)
+	}
+	for i, c := range cols {
+		if i > 0 || op != "" {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(c)
+		b.Write(k)
+		b.WriteByte(':')
+		if i < len(r) {
+			b.WriteString(jsonValue(r[i]))
+		} else {
+			b.WriteString("null")
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// ResultWriter writes a query's output in one format: changes as they
+// come (Change) or the final materialised rows (Final), then Flush.
+type ResultWriter struct {
+	w      io.Writer
+	format Format
+	cols   []expr.Column
+	names  []string
+	csv    *csv.Writer
+	header bool
+	ops    bool
+	rows   [][]string // buffered for the table format
+}
+
+// NewResultWriter returns a writer of results with columns cols. With
+// changes set, each row carries its change kind (an "op" column in table
+// and CSV, an "op" key in JSONL).
+func NewResultWriter(w io.Writer, f Format, cols []expr.Column, changes bool) *ResultWriter {
+	rw := &ResultWriter{w: w, format: f, cols: cols, names: ColumnNames(cols), ops: changes}
+	if f == FormatCSV {
+		rw.csv = csv.NewWriter(w)
+	}
+	return rw
+}
+
+// Change writes one change.
+func (rw *ResultWriter) Change(c ops.Change) error {
+	return rw.row(c.Kind.String(), c.Row)
+}
+
+// Row writes one final row (as an insert in the changelog format).
+func (rw *ResultWriter) Row(r types.Row) error {
+	return rw.row(ops.Insert.String(), r)
+}
+
+func (rw *ResultWriter) row(op string, r types.Row) error {
+	if !rw.ops && rw.format != FormatChangelog {
+		op = ""
+	}
+	switch rw.format {
+	case FormatChangelog:
+		_, err := fmt.Fprintln(rw.w, ops.Change{Kind: kindOf(op), Row: r}.String())
+		return err
+	case FormatJSONL:
+		_, err := fmt.Fprintln(rw.w, JSONObject(rw.names, r, op))
+		return err
+	case FormatCSV:
+		if !rw.header {
+			rw.header = true
+			if err := rw.csv.Write(rw.withOp("op", rw.names)); err != nil {
+				return err
+			}
+		}
+		rec := make([]string, len(r))
+		for i, v := range r {
+			rec[i] = csvField(v)
+		}
+		if err := rw.csv.Write(rw.withOp(op, rec)); err != nil {
+			return err
+		}
+		rw.csv.Flush()
+		return rw.csv.Error()
+	}
+	rw.rows = append(rw.rows, rw.withOp(op, Cells(r)))
+	return nil
+}
+
+func (rw *ResultWriter) withOp(op string, rec []string) []string {
+	if !rw.ops {
+		return rec
+	}
+	return append([]string{op}, rec...)
+}
+
+func kindOf(op string) ops.Kind {
+	for k := ops.Insert; k <= ops.Delete; k++ {
+		if k.String() == op {
+			return k
+		}
+	}
+	return ops.Insert
+}
+
+// Flush ends the output: the table format prints its buffered rows, and
+// CSV prints the header of an empty result.
+func (rw *ResultWriter) Flush() error {
+	switch rw.format {
+	case FormatCSV:
+		if !rw.header {
+			rw.header = true
+			if err := rw.csv.Write(rw.withOp("op", rw.names)); err != nil {
+				return err
+			}
+		}
+		rw.csv.Flush()
+		return rw.csv.Error()
+	case FormatTable:
+		right := RightAligned(rw.cols)
+		if rw.ops {
+			right = append([]bool{false}, right...)
+		}
+		_, err := io.WriteString(rw.w, RenderTable(rw.withOp("op", rw.names), rw.rows, right))
+		return err
+	}
+	return nil
+}

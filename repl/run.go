@@ -1,0 +1,151 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"clink/engine/async"
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/parser"
+	"clink/sql/session"
+	"clink/sql/types"
+)
+
+// RunOptions configure `clink run`.
+type RunOptions struct {
+	StateURI    string
+	Parallelism int
+	MaxInFlight int
+	Format      Format
+	// Final prints each SELECT's final materialised result instead of its
+	// changelog.
+	Final bool
+	// BaseDir resolves relative paths of csv / jsonl tables.
+	BaseDir string
+}
+
+// RunScript runs every statement of src in order, writing results to
+// out: each SELECT runs until its bounded inputs end. The whole script is
+// parsed first; the first error stops it and is returned as a
+// *ScriptError positioned in src.
+func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) error {
+	if o.Format == "" {
+		o.Format = FormatTable
+	}
+	stmts, err := parser.ParseScript(src)
+	if err != nil {
+		return &ScriptError{Src: src, Err: err}
+	}
+	sess, err := session.New(session.Config{StateURI: o.StateURI, Parallelism: o.Parallelism,
+		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{}})
+	if err != nil {
+		return err
+	}
+	at := 0
+	for _, st := range stmts {
+		off := strings.Index(src[at:], st.Text)
+		if off < 0 {
+			off = 0
+		}
+		off += at
+		at = off + len(st.Text)
+		if err := runStatement(ctx, sess, o, st, out); err != nil {
+			return &ScriptError{Src: src, Offset: off, Stmt: st.Text, Err: err}
+		}
+	}
+	return nil
+}
+
+func runStatement(ctx context.Context, sess *session.Session, o RunOptions, st parser.Stmt, out io.Writer) error {
+	if _, ok := st.AST.(*ast.QueryStmt); ok {
+		return runSelect(ctx, sess, o, st.Text, out)
+	}
+	res, err := sess.Exec(ctx, st.Text)
+	if err != nil {
+		return err
+	}
+	_, explain := st.AST.(*ast.Explain)
+	for _, r := range res {
+		switch {
+		case r.Columns != nil:
+			if err := writeResult(out, o.Format, r); err != nil {
+				return err
+			}
+		case o.Format == FormatTable || explain:
+			fmt.Fprintln(out, r.Message)
+		}
+	}
+	return nil
+}
+
+// writeResult writes a SHOW / DESCRIBE result in the run's format.
+func writeResult(out io.Writer, f Format, r *session.Result) error {
+	if f == FormatTable {
+		_, err := io.WriteString(out, RenderTable(r.Columns, r.Rows, nil))
+		return err
+	}
+	cols := make([]string, len(r.Columns))
+	copy(cols, r.Columns)
+	rw := NewResultWriter(out, f, columnsNamed(cols), false)
+	for _, row := range r.Rows {
+		vals := make(types.Row, len(row))
+		for i, c := range row {
+			vals[i] = types.NewVarchar(c)
+		}
+		if err := rw.Row(vals); err != nil {
+			return err
+		}
+	}
+	return rw.Flush()
+}
+
+// runSelect runs a query to its end, writing its changelog as it comes,
+// or its final result.
+func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql string, out io.Writer) error {
+	h, err := sess.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	rw := NewResultWriter(out, o.Format, h.Columns, !o.Final)
+	if o.Final {
+		if err := h.Wait(ctx); err != nil {
+			return fmt.Errorf("query failed: %w", err)
+		}
+		for _, r := range h.Table() {
+			if err := rw.Row(r); err != nil {
+				return err
+			}
+		}
+		return rw.Flush()
+	}
+	for {
+		c, err := h.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("query failed: %w", err)
+		}
+		if err := rw.Change(c); err != nil {
+			return err
+		}
+	}
+	if err := h.Wait(ctx); err != nil {
+		return fmt.Errorf("query failed: %w", err)
+	}
+	return rw.Flush()
+}
+
+// columnsNamed returns VARCHAR columns with the given names.
+func columnsNamed(names []string) []expr.Column {
+	out := make([]expr.Column, len(names))
+	for i, n := range names {
+		out[i] = expr.Column{Name: n, Type: types.Type{Kind: types.KindVarchar}}
+	}
+	return out
+}

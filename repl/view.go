@@ -1,0 +1,199 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// view renders a running query in the shell's mode.
+type view struct {
+	s       *Shell
+	q       *query
+	mode    Mode
+	live    bool
+	color   bool
+	changes int
+	start   time.Time
+	last    time.Time
+	drawn   int // lines drawn by the last in-place refresh
+	notice  string
+	widths  []int // append mode column widths
+	header  bool
+}
+
+func newView(s *Shell, q *query) *view {
+	return &view{s: s, q: q, mode: s.opts.Mode, live: s.opts.Live, color: s.opts.Color, start: time.Now()}
+}
+
+func (v *view) out() io.Writer { return v.s.out }
+
+// change shows one change (changelog and append modes print it at once).
+func (v *view) change(c ops.Change) {
+	v.changes++
+	switch v.mode {
+	case ModeChangelog:
+		v.clear()
+		fmt.Fprintln(v.out(), v.paintKind(c.Kind, c.String()))
+	case ModeAppend:
+		v.clear()
+		v.appendRow(c)
+	}
+}
+
+// note shows a message about the query (checkpoint, crash, restore).
+func (v *view) note(msg string) {
+	if v.mode == ModeTable && v.live {
+		v.notice = msg
+		v.refresh(true)
+		return
+	}
+	v.clear()
+	fmt.Fprintln(v.out(), v.dim("-- "+msg))
+}
+
+// restored marks the result as rewound to a checkpoint.
+func (v *view) restored() { v.refresh(true) }
+
+// refresh redraws the live table (table mode) or the status line.
+func (v *view) refresh(force bool) {
+	if !v.live || (!force && time.Since(v.last) < refreshEvery) {
+		return
+	}
+	v.last = time.Now()
+	var b strings.Builder
+	if v.mode == ModeTable {
+		b.WriteString(v.tableText(v.s.opts.height() - 3))
+	}
+	b.WriteString(v.status() + "\n")
+	v.clear()
+	text := b.String()
+	io.WriteString(v.out(), text)
+	v.drawn = strings.Count(text, "\n")
+}
+
+// clear erases what the last refresh drew.
+func (v *view) clear() {
+	if v.drawn > 0 {
+		fmt.Fprintf(v.out(), "\x1b[%dA\x1b[J", v.drawn)
+		v.drawn = 0
+	}
+}
+
+// tableText renders the materialised result, at most maxLines lines.
+func (v *view) tableText(maxLines int) string {
+	rows := v.q.h.Table()
+	text := TableOf(v.q.h.Columns, rows)
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if maxLines < 4 {
+		maxLines = 4
+	}
+	if len(lines) > maxLines {
+		more := len(lines) - maxLines
+		lines = append(lines[:maxLines-1], fmt.Sprintf("... %d more rows (%d rows)", more, len(rows)))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// status is the live status line: progress and the live keys.
+func (v *view) status() string {
+	state := "running"
+	if v.q.crashed {
+		state = "CRASHED"
+	}
+	s := fmt.Sprintf("%s · %d changes · %.1fs", state, v.changes, time.Since(v.start).Seconds())
+	if wm := v.q.h.Watermark(); wm > 0 && wm < 1<<62 {
+		s += " · watermark " + time.UnixMilli(wm).UTC().Format(types.TimestampLayout)
+	}
+	if v.notice != "" {
+		s += " · " + v.notice
+	}
+	return v.dim(s + "  [c checkpoint · x crash · r restore · Ctrl-C stop]")
+}
+
+// finish prints the final output: the whole table (table mode) or a
+// summary line, with how the query ended.
+func (v *view) finish(how string) {
+	v.clear()
+	if v.mode == ModeTable {
+		v.s.printTable(v.q)
+	} else {
+		fmt.Fprintf(v.out(), "(%d %s)\n", v.changes, plural(v.changes, "change", "changes"))
+	}
+	if how != "" {
+		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes; \\restore resumes it from a checkpoint", how, v.changes)))
+	}
+}
+
+// appendRow prints a change as a row of a fixed-width grid.
+func (v *view) appendRow(c ops.Change) {
+	cols := v.q.h.Columns
+	if !v.header {
+		v.header = true
+		v.widths = appendWidths(cols)
+		names := append([]string{"op"}, ColumnNames(cols)...)
+		fmt.Fprintln(v.out(), v.gridLine(names))
+		rule := make([]string, len(v.widths))
+		for i, w := range v.widths {
+			rule[i] = strings.Repeat("-", w)
+		}
+		fmt.Fprintln(v.out(), "+-"+strings.Join(rule, "-+-")+"-+")
+	}
+	fmt.Fprintln(v.out(), v.paintKind(c.Kind, v.gridLine(append([]string{c.Kind.String()}, Cells(c.Row)...))))
+}
+
+func (v *view) gridLine(cells []string) string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		w := v.widths[i]
+		if utf8.RuneCountInString(c) > w {
+			c = string([]rune(c)[:w-1]) + "…"
+		}
+		out[i] = c + strings.Repeat(" ", w-utf8.RuneCountInString(c))
+	}
+	return "| " + strings.Join(out, " | ") + " |"
+}
+
+// appendWidths fixes the append grid's widths from the column types.
+func appendWidths(cols []expr.Column) []int {
+	w := []int{2}
+	for _, c := range cols {
+		n := 12
+		switch c.Type.Kind {
+		case types.KindTimestamp:
+			n = 23
+		case types.KindVarchar:
+			n = 20
+		case types.KindBool:
+			n = 5
+		}
+		w = append(w, max(n, utf8.RuneCountInString(c.Name)))
+	}
+	return w
+}
+
+func (v *view) paintKind(k ops.Kind, s string) string {
+	if !v.color {
+		return s
+	}
+	switch k {
+	case ops.Insert:
+		return "\x1b[32m" + s + ansiReset
+	case ops.UpdateAfter:
+		return "\x1b[33m" + s + ansiReset
+	}
+	return "\x1b[31m" + s + ansiReset
+}
+
+func (v *view) dim(s string) string {
+	if !v.color {
+		return s
+	}
+	return ansiDim + s + ansiReset
+}
