@@ -86,7 +86,8 @@ type Controller struct {
 	releasing bool
 	promoting bool
 
-	flush func() bool
+	flush   func() bool
+	observe func(ready, inflight int) // nil unless an adapter listens
 
 	mu     sync.Mutex
 	ready  []readyItem
@@ -140,6 +141,30 @@ func (c *Controller) Order() ResumeOrder { return c.cfg.Order }
 // The hook reports whether it issued anything.
 func (c *Controller) SetFlushHook(f func() bool) { c.flush = f }
 
+// SetMaxInFlight changes the in-flight cap (runner goroutine only). A cap
+// below the current in-flight count admits nothing until enough records
+// finish; nothing already admitted is affected.
+func (c *Controller) SetMaxInFlight(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("in-flight cap must be positive, got %d", n)
+	}
+	c.cfg.MaxInFlight = n
+	return nil
+}
+
+// OldestEpoch is the oldest epoch whose watermark has not been released
+// (the open epoch when every closed one has). A record of this epoch can be
+// emitted without overtaking a watermark.
+func (c *Controller) OldestEpoch() uint64 { return c.epochBase }
+
+// MaxInFlight is the current in-flight cap.
+func (c *Controller) MaxInFlight() int { return c.cfg.MaxInFlight }
+
+// SetPollObserver installs f, called at every Poll on the runner goroutine
+// before the ready batch resumes, with the batch's size and the in-flight
+// count: the ready-queue fill an adaptive cap measures. nil removes it.
+func (c *Controller) SetPollObserver(f func(ready, inflight int)) { c.observe = f }
+
 // Flush calls the flush hook, if any, and reports whether it issued work.
 func (c *Controller) Flush() bool { return c.flush != nil && c.flush() }
 
@@ -159,7 +184,7 @@ func (c *Controller) Full() bool {
 	if !c.stalled {
 		c.stalled = true
 		c.local.backpressure++
-		if c.bus.Enabled() {
+		if c.bus.Wants(event.Backpressure) {
 			c.emit(event.Event{Kind: event.Backpressure, N: int64(c.inflight)})
 		}
 	}
@@ -183,7 +208,7 @@ func (c *Controller) Submit(key uint64, body Body) bool {
 	if c.local.submitted++; c.local.submitted&1023 == 0 {
 		c.publish() // all-hit runs may never Poll: keep Snapshot fresh
 	}
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.RecordSubmitted) {
 		c.emitRecord(event.RecordSubmitted, r)
 	}
 	if len(c.gate) > 0 {
@@ -217,7 +242,7 @@ func (c *Controller) park(owner, r *Record) {
 	owner.tail = r
 	c.parked++
 	c.local.parks++
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.RecordParked) {
 		c.emitRecord(event.RecordParked, r)
 	}
 }
@@ -244,7 +269,7 @@ func (c *Controller) settle() {
 		for i := 0; i < len(c.promote); i++ {
 			r := c.promote[i]
 			c.promote[i] = nil
-			if c.bus.Enabled() {
+			if c.bus.Wants(event.RecordPromoted) {
 				c.emitRecord(event.RecordPromoted, r)
 			}
 			c.run(r)
@@ -281,6 +306,9 @@ func (c *Controller) Poll() error {
 	batch := c.ready
 	c.ready = c.spare[:0]
 	c.mu.Unlock()
+	if c.observe != nil {
+		c.observe(len(batch), c.inflight)
+	}
 	if c.cfg.Order == Priority && len(batch) > 1 {
 		slices.SortStableFunc(batch, func(a, b readyItem) int {
 			switch {
@@ -342,7 +370,7 @@ func (c *Controller) DrainForBarrier(ctx context.Context, checkpoint uint64) err
 	if err := c.Drain(ctx); err != nil {
 		return fmt.Errorf("drain for checkpoint %d: %w", checkpoint, err)
 	}
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.BarrierDrained) {
 		c.emit(event.Event{Kind: event.BarrierDrained, N: int64(checkpoint)})
 	}
 	return nil
@@ -376,7 +404,7 @@ func (c *Controller) fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.OperatorError) {
 		c.emit(event.Event{Kind: event.OperatorError, Text: err.Error()})
 	}
 }

@@ -50,6 +50,12 @@ type OperatorContext[T any] struct {
 	Output      Output[T]
 	Bus         *event.Bus
 	Clock       async.Clock
+	// Controller is the subtask's async execution controller when the
+	// runner took the async path (nil on the synchronous path). Operators
+	// call it only from the runner goroutine (Open, bodies, continuations):
+	// it is the Scheduler their tasks complete through, and it takes
+	// SetMaxInFlight and SetPollObserver.
+	Controller *Controller
 }
 
 // Operator is a keyed operator's synchronous surface: the path every
@@ -74,6 +80,12 @@ type AsyncOperator[T any] interface {
 	// ProcessAsync returns the record's body; the controller runs it.
 	ProcessAsync(input int, rec T) Body
 }
+
+// ExternalAsync is an optional AsyncOperator interface for operators whose
+// suspensions are external I/O (lookups) rather than state reads: true makes
+// the runner take the async path whatever the backend, completing their
+// tasks through OperatorContext.Controller. It must not depend on Open.
+type ExternalAsync interface{ ExternalAsync() bool }
 
 // ReadCoalescer is an optional AsyncOperator interface: true makes the
 // runner collapse per-record reads into batched loads.

@@ -59,7 +59,11 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 	r := &Runner[T]{cfg: cfg, op: op, out: out, backend: cfg.Backend, ctx: context.Background()}
 	aop, isAsync := op.(AsyncOperator[T])
 	ab, deferReads := cfg.Backend.(state.AsyncBackend)
-	canAsync := isAsync && deferReads && ab.SupportsAsyncGet() && !cfg.ForceSync
+	deferReads = deferReads && ab.SupportsAsyncGet()
+	if !deferReads {
+		ab = nil
+	}
+	canAsync := isAsync && !cfg.ForceSync && (deferReads || external(op))
 	if canAsync {
 		if err := r.wireAsync(aop, ab); err != nil {
 			return nil, err
@@ -67,7 +71,7 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 	}
 	octx := &OperatorContext[T]{
 		OpID: cfg.OpID, Name: cfg.Name, Subtask: cfg.Subtask, Parallelism: cfg.Parallelism,
-		Backend: r.backend, Output: out, Bus: cfg.Bus, Clock: cfg.Clock,
+		Backend: r.backend, Output: out, Bus: cfg.Bus, Clock: cfg.Clock, Controller: r.ctl,
 	}
 	if err := op.Open(octx); err != nil {
 		return nil, fmt.Errorf("open operator %s/%d: %w", cfg.Name, cfg.Subtask, err)
@@ -78,6 +82,15 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 	return r, nil
 }
 
+// external reports whether op's async work is external I/O that needs no
+// deferring backend.
+func external(op any) bool {
+	e, ok := op.(ExternalAsync)
+	return ok && e.ExternalAsync()
+}
+
+// wireAsync makes the subtask's controller; ab is the deferring backend, or
+// nil for an ExternalAsync operator on a backend that reads synchronously.
 func (r *Runner[T]) wireAsync(aop AsyncOperator[T], ab state.AsyncBackend) error {
 	coalesce := false
 	if c, ok := aop.(ReadCoalescer); ok {
@@ -95,6 +108,9 @@ func (r *Runner[T]) wireAsync(aop AsyncOperator[T], ab state.AsyncBackend) error
 		return fmt.Errorf("operator %s/%d: %w", r.cfg.Name, r.cfg.Subtask, err)
 	}
 	r.ctl = ctl
+	if ab == nil {
+		return nil
+	}
 	ab.SetResumeScheduler(ctl)
 	if coalesce {
 		cb := state.NewCoalescingBackend(ab)

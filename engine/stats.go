@@ -13,6 +13,7 @@ type atomicCounters struct {
 	submitted, finished, parks, suspends, resumes atomic.Int64
 	backpressure, failures, releases              atomic.Int64
 	inflight, parked, openEpoch, pendingEpochs    atomic.Int64
+	maxInFlight                                   atomic.Int64
 }
 
 // Stats is a point-in-time view of a controller, readable from any
@@ -23,6 +24,7 @@ type Stats struct {
 	Backpressure, Failures, Releases              int64
 	InFlight, Parked                              int64
 	OpenEpoch, PendingEpochs                      int64
+	MaxInFlight                                   int64 // the current cap
 }
 
 func (c *Controller) publish() {
@@ -39,6 +41,7 @@ func (c *Controller) publish() {
 	s.parked.Store(int64(c.parked))
 	s.openEpoch.Store(int64(c.epochs[len(c.epochs)-1].id))
 	s.pendingEpochs.Store(int64(len(c.epochs) - 1))
+	s.maxInFlight.Store(int64(c.cfg.MaxInFlight))
 }
 
 // Snapshot returns the last published counters.
@@ -50,5 +53,6 @@ func (c *Controller) Snapshot() Stats {
 		Backpressure: s.backpressure.Load(), Failures: s.failures.Load(), Releases: s.releases.Load(),
 		InFlight: s.inflight.Load(), Parked: s.parked.Load(),
 		OpenEpoch: s.openEpoch.Load(), PendingEpochs: s.pendingEpochs.Load(),
+		MaxInFlight: s.maxInFlight.Load(),
 	}
 }
