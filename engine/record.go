@@ -69,7 +69,7 @@ func (r *Record) Finish(err error) {
 		c.fail(err)
 	}
 	c.local.finished++
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.RecordFinished) {
 		c.emitRecord(event.RecordFinished, r)
 	}
 	if r.gated {
@@ -126,7 +126,7 @@ func (r *Record) suspend() {
 		r.gated = true
 		c.gate[r.key] = r
 	}
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.RecordSuspended) {
 		c.emitRecord(event.RecordSuspended, r)
 	}
 }
@@ -150,7 +150,7 @@ func Await[T any](r *Record, t *async.Task[T], k func(r *Record, v T, err error)
 		c := r.c
 		r.state = recRunning
 		c.local.resumes++
-		if c.bus.Enabled() {
+		if c.bus.Wants(event.RecordResumed) {
 			c.emitRecord(event.RecordResumed, r)
 		}
 		defer func() {
@@ -168,12 +168,12 @@ func Await[T any](r *Record, t *async.Task[T], k func(r *Record, v T, err error)
 func (c *Controller) OnWatermark(release func()) {
 	cur := &c.epochs[len(c.epochs)-1]
 	cur.closed, cur.release = true, release
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.EpochClosed) {
 		c.emit(event.Event{Kind: event.EpochClosed, Epoch: cur.id, N: int64(cur.pending)})
 	}
 	next := cur.id + 1
 	c.epochs = append(c.epochs, epoch{id: next})
-	if c.bus.Enabled() {
+	if c.bus.Wants(event.EpochOpened) {
 		c.emit(event.Event{Kind: event.EpochOpened, Epoch: next})
 	}
 	c.tryRelease()
@@ -192,7 +192,7 @@ func (c *Controller) tryRelease() {
 		c.epochs = c.epochs[1:]
 		c.epochBase++
 		c.local.releases++
-		if c.bus.Enabled() {
+		if c.bus.Wants(event.EpochReleased) {
 			c.emit(event.Event{Kind: event.EpochReleased, Epoch: e.id})
 		}
 		if e.release != nil {

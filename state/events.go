@@ -7,7 +7,7 @@ import (
 	"clink/engine/event"
 )
 
-// emitter labels the events of one backend. Callers check bus.Enabled()
+// emitter labels the events of one backend. Callers check bus.Wants(kind)
 // before building an event, so nothing is built when nobody listens.
 type emitter struct {
 	opts *Options
@@ -40,7 +40,7 @@ func (b *RemoteReadBackend) emitKey(kind event.Kind, op OpID, key []byte, n int6
 
 // emitDone reports a finished load of n keys.
 func (b *RemoteReadBackend) emitDone(n int, err error) {
-	if !b.opts.Bus.Enabled() {
+	if !b.opts.Bus.Wants(event.ReadDone) {
 		return
 	}
 	text := ""

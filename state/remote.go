@@ -155,7 +155,7 @@ func (b *RemoteReadBackend) hitLocked(op OpID, key []byte) (Lookup, bool) {
 	}
 	b.hot.touch(e)
 	b.st.hits++
-	if b.opts.Bus.Enabled() {
+	if b.opts.Bus.Wants(event.ReadHit) {
 		b.emitKey(event.ReadHit, op, key, 0)
 	}
 	return Lookup{Value: e.val, Found: !e.deleted}, true
@@ -186,7 +186,7 @@ func (b *RemoteReadBackend) missLocked(op OpID, key []byte) *entry {
 	b.st.inFlight++
 	e := b.hot.placeholder(b.scratch)
 	e.loads++
-	if b.opts.Bus.Enabled() {
+	if b.opts.Bus.Wants(event.ReadMiss) {
 		b.emitKey(event.ReadMiss, op, key, 0)
 	}
 	return e
@@ -247,7 +247,7 @@ func (b *RemoteReadBackend) evictLocked() {
 	if b.hot.max <= 0 || b.hot.bytes <= b.hot.max {
 		return
 	}
-	if !b.opts.Bus.Enabled() {
+	if !b.opts.Bus.Wants(event.KeyEvicted) {
 		b.hot.evict(nil)
 		return
 	}

@@ -135,7 +135,7 @@ func (b *RemoteReadBackend) scatter(res []Lookup, idx []int, ents []*entry, gen 
 }
 
 func (b *RemoteReadBackend) emitBatch(n int) {
-	if b.opts.Bus.Enabled() {
+	if b.opts.Bus.Wants(event.ReadBatch) {
 		b.emitter().emit(event.ReadBatch, "", int64(n), 0, "")
 	}
 }

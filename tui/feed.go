@@ -17,9 +17,9 @@ type FeedConfig struct {
 	// unsubscribed for Off, so that the engine pays for building events
 	// only a fraction of the time. Off 0 keeps the tap attached.
 	On, Off time.Duration
-	// Skip lists kinds the tap discards on the emitting goroutine, before
-	// stamping or queueing them: the per-record kinds the snapshot
-	// counters already total.
+	// Skip lists kinds the tap does not subscribe to, so the engine does
+	// not even build them: the per-record kinds the snapshot counters
+	// already total.
 	Skip []event.Kind
 }
 
@@ -36,7 +36,7 @@ type Feed struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	closed  bool
-	skip    [64]bool
+	mask    event.Mask
 }
 
 // NewFeed subscribes to bus. Close it to unsubscribe and stop its
@@ -46,11 +46,7 @@ func NewFeed(bus *event.Bus, cfg FeedConfig) *Feed {
 		cfg.Buffer = 4096
 	}
 	f := &Feed{ch: make(chan event.Event, cfg.Buffer), bus: bus, cfg: cfg, stop: make(chan struct{})}
-	for _, k := range cfg.Skip {
-		if int(k) < len(f.skip) {
-			f.skip[k] = true
-		}
-	}
+	f.mask = event.AllKinds &^ event.MaskOf(cfg.Skip...)
 	f.attach()
 	if cfg.Off > 0 && cfg.On > 0 {
 		f.wg.Add(1)
@@ -66,9 +62,6 @@ func (f *Feed) Events() <-chan event.Event { return f.ch }
 func (f *Feed) Dropped() int64 { return f.dropped.Load() }
 
 func (f *Feed) deliver(e event.Event) {
-	if int(e.Kind) < len(f.skip) && f.skip[e.Kind] {
-		return
-	}
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
@@ -83,7 +76,7 @@ func (f *Feed) attach() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.unsub == nil && !f.closed {
-		f.unsub = f.bus.Subscribe(f.deliver)
+		f.unsub = f.bus.SubscribeKinds(f.mask, f.deliver)
 	}
 }
 

@@ -126,59 +126,98 @@ func (e Event) String() string {
 	return b.String()
 }
 
+// Mask is a set of kinds a subscriber wants.
+type Mask uint64
+
+// AllKinds is every kind.
+const AllKinds Mask = ^Mask(0)
+
+// MaskOf returns the set of the given kinds.
+func MaskOf(kinds ...Kind) Mask {
+	var m Mask
+	for _, k := range kinds {
+		m |= 1 << k
+	}
+	return m
+}
+
+// PerRecord are the kinds emitted for every record (submit, finish, hot
+// hit): a subscriber that leaves them out costs the hot path nothing.
+var PerRecord = MaskOf(RecordSubmitted, RecordFinished, ReadHit)
+
+type subscriber struct {
+	f    func(Event)
+	mask Mask
+}
+
 // Bus fans events out to subscribers. A nil *Bus is valid and silent.
 type Bus struct {
-	on   atomic.Bool
+	want atomic.Uint64 // union of the subscribers' masks
 	mu   sync.Mutex
-	subs map[int]func(Event)
+	subs map[int]subscriber
 	next int
 }
 
 // NewBus returns a bus with no subscribers.
-func NewBus() *Bus { return &Bus{subs: map[int]func(Event){}} }
+func NewBus() *Bus { return &Bus{subs: map[int]subscriber{}} }
 
-// Enabled reports whether anyone listens; callers check it before building
-// an event so that emitting is free when nobody does.
-func (b *Bus) Enabled() bool { return b != nil && b.on.Load() }
+// Enabled reports whether anyone listens at all.
+func (b *Bus) Enabled() bool { return b != nil && b.want.Load() != 0 }
 
-// Emit delivers e to every subscriber, synchronously, in subscription order.
+// Wants reports whether anyone listens to kind k; emitters check it before
+// building an event, so emitting a kind nobody wants is free.
+func (b *Bus) Wants(k Kind) bool { return b != nil && b.want.Load()&(1<<k) != 0 }
+
+// Emit delivers e to every subscriber that wants its kind, synchronously,
+// in subscription order.
 func (b *Bus) Emit(e Event) {
-	if !b.Enabled() {
+	if !b.Wants(e.Kind) {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := 0; i < b.next; i++ {
-		if f, ok := b.subs[i]; ok {
-			f(e)
+		if s, ok := b.subs[i]; ok && s.mask&(1<<e.Kind) != 0 {
+			s.f(e)
 		}
 	}
 }
 
 // Subscribe calls f for every later event until cancel is called. f runs on
 // the emitting goroutine under the bus lock: keep it short.
-func (b *Bus) Subscribe(f func(Event)) (cancel func()) {
+func (b *Bus) Subscribe(f func(Event)) (cancel func()) { return b.SubscribeKinds(AllKinds, f) }
+
+// SubscribeKinds calls f for every later event whose kind is in mask.
+func (b *Bus) SubscribeKinds(mask Mask, f func(Event)) (cancel func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := b.next
 	b.next++
-	b.subs[id] = f
-	b.on.Store(true)
+	b.subs[id] = subscriber{f: f, mask: mask}
+	b.recomputeLocked()
 	return func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		delete(b.subs, id)
-		b.on.Store(len(b.subs) > 0)
+		b.recomputeLocked()
 	}
 }
 
-// Tail subscribes a buffered channel of capacity n. When the reader falls
-// behind, events are dropped rather than stalling the engine; Dropped counts
-// them.
-func (b *Bus) Tail(n int) (events <-chan Event, dropped *atomic.Int64, cancel func()) {
+func (b *Bus) recomputeLocked() {
+	var m Mask
+	for _, s := range b.subs {
+		m |= s.mask
+	}
+	b.want.Store(uint64(m))
+}
+
+// Tail subscribes a buffered channel of capacity n to the kinds in mask.
+// When the reader falls behind, events are dropped rather than stalling the
+// engine; dropped counts them.
+func (b *Bus) Tail(n int, mask Mask) (events <-chan Event, dropped *atomic.Int64, cancel func()) {
 	ch := make(chan Event, n)
 	var drops atomic.Int64
-	unsub := b.Subscribe(func(e Event) {
+	unsub := b.SubscribeKinds(mask, func(e Event) {
 		select {
 		case ch <- e:
 		default:
