@@ -243,7 +243,8 @@ func RedactURI(uri string) string {
 	if err != nil {
 		return "(unparsable URI hidden)"
 	}
-	if u.User != nil {
+	changed := u.User != nil
+	if changed {
 		u.User = url.User("REDACTED")
 	}
 	q := u.Query()
@@ -252,8 +253,12 @@ func RedactURI(uri string) string {
 		for _, w := range secretWords {
 			if strings.Contains(lk, w) {
 				q.Set(k, "REDACTED")
+				changed = true
 			}
 		}
+	}
+	if !changed {
+		return uri
 	}
 	u.RawQuery = encodeQuery(q)
 	return u.String()

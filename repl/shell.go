@@ -43,10 +43,10 @@ type Shell struct {
 	sess     *session.Session
 	// replay holds the catalog statements (CREATE, DROP, INSERT) run so
 	// far, replayed into a new session when a setting needs one.
-	replay  []string
-	last    *query
-	out     io.Writer
-	book    *notebookState
+	replay []string
+	last   *query
+	out    io.Writer
+	book   *notebookState
 }
 
 // query is the last SELECT's handle and the checkpoints taken of it.
@@ -147,7 +147,7 @@ func (s *Shell) Run(ctx context.Context, src string) error {
 	for _, chunk := range SplitCommands(src) {
 		if chunk.Command {
 			if err := s.Command(ctx, chunk.Text); err != nil {
-				return &ScriptError{Src: src, Offset: chunk.Offset, Err: err}
+				return &ScriptError{Src: src, Offset: chunk.Offset, Err: err, Command: true}
 			}
 			continue
 		}
@@ -243,6 +243,8 @@ type ScriptError struct {
 	Offset int
 	Stmt   string
 	Err    error
+	// Command marks an error of a backslash command (shown without caret).
+	Command bool
 }
 
 // Error renders the cause (positions as in the statement).
@@ -259,6 +261,9 @@ func (e *ScriptError) Render(file string) string {
 	prefix := ""
 	if file != "" {
 		prefix = file + ":"
+	}
+	if e.Command {
+		return fmt.Sprintf("%s%s: ERROR: %s", prefix, pos, msg)
 	}
 	out := fmt.Sprintf("%s%s: ERROR: %s", prefix, pos, msg)
 	if c := ast.Caret(e.Src, pos); c != "" {

@@ -1,0 +1,253 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+func TestComplete(t *testing.T) {
+	for src, want := range map[string]bool{
+		"SELECT 1;":               true,
+		"SELECT 1":                false,
+		"SELECT 1\nFROM t;\n":     true,
+		"SELECT ';'":              false,
+		"SELECT 'a;\n":            false,
+		"SELECT 1; -- done":       true,
+		"SELECT 1 -- not yet;":    false,
+		"SELECT /* ; */ 1":        false,
+		"SELECT 1; /* open":       false,
+		`\tables`:                 true,
+		"  \\set mode changelog":  true,
+		`SELECT "a;b" FROM t`:     false,
+		"SELECT 'it''s;' FROM t;": true,
+		"":                        false,
+	} {
+		if got := Complete(src); got != want {
+			t.Errorf("Complete(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
+
+func TestSplitCommands(t *testing.T) {
+	src := "SELECT 1;\n\\set mode changelog\nSELECT 'x\n\\not a command';\n  \\tables\n-- tail\n"
+	var got []string
+	for _, c := range SplitCommands(src) {
+		kind := "sql"
+		if c.Command {
+			kind = "cmd"
+		}
+		if src[c.Offset:c.Offset+len(c.Text)] != c.Text {
+			t.Errorf("chunk %q is not at offset %d", c.Text, c.Offset)
+		}
+		got = append(got, kind+":"+strings.TrimSpace(c.Text))
+	}
+	want := []string{"sql:SELECT 1;", `cmd:\set mode changelog`, "sql:SELECT 'x\n\\not a command';", `cmd:\tables`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestHistoryLine(t *testing.T) {
+	got := HistoryLine("SELECT a, -- the key\n  b\nFROM   t\nWHERE s = 'two  spaces';\n")
+	want := "SELECT a, b FROM t WHERE s = 'two  spaces';"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+type fakeCatalog map[string][]string
+
+func (f fakeCatalog) Relations() []string {
+	var out []string
+	for k := range f {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+func (f fakeCatalog) Columns(n string) []string { return f[n] }
+
+func TestCompleter(t *testing.T) {
+	c := &Completer{Catalog: fakeCatalog{"bid": {"auction", "price"}, "person": {"name", "city"}}}
+	cases := []struct {
+		line string
+		want []string // suffixes that must be offered
+		not  []string
+	}{
+		{`\ta`, []string{"bles"}, nil},
+		{`\set par`, []string{"allelism"}, nil},
+		{`\mode ch`, []string{"angelog"}, nil},
+		{"SELECT * FROM b", []string{"id"}, []string{"uction"}},
+		{"sel", []string{"ect"}, []string{"ECT"}},
+		{"SEL", []string{"ECT"}, nil},
+		{"SELECT pri", []string{"ce"}, nil},
+		{"SELECT na FROM person", nil, nil},
+		{"SELECT c| FROM person", []string{"ity"}, nil},
+		{"SELECT coa", []string{"lesce("}, nil},
+		{"SELECT a FROM bid WHERE pr", []string{"ice"}, []string{"ice("}},
+	}
+	for _, tc := range cases {
+		line, pos := tc.line, len([]rune(tc.line))
+		if i := strings.Index(line, "|"); i >= 0 {
+			line, pos = line[:i]+line[i+1:], i
+		}
+		got, n := c.Do([]rune(line), pos)
+		var s []string
+		for _, g := range got {
+			s = append(s, string(g))
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(s, w) {
+				t.Errorf("%q: %q not offered in %q", tc.line, w, s)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(s, w) {
+				t.Errorf("%q: %q offered", tc.line, w)
+			}
+		}
+		if n != len([]rune(currentWord(line[:pos]))) {
+			t.Errorf("%q: length %d", tc.line, n)
+		}
+	}
+}
+
+func TestHighlightKeepsText(t *testing.T) {
+	src := "SELECT COUNT(*), 'x' FROM t -- c\nWHERE a > 1.5"
+	h := Highlight(src)
+	if h == src || !strings.Contains(h, ansiKeyword+"SELECT"+ansiReset) || !strings.Contains(h, ansiFunc+"COUNT"+ansiReset) {
+		t.Errorf("not highlighted: %q", h)
+	}
+	plain := strings.NewReplacer(ansiReset, "", ansiKeyword, "", ansiFunc, "", ansiString, "", ansiNumber, "", ansiComment, "").Replace(h)
+	if plain != src {
+		t.Errorf("visible text changed: %q", plain)
+	}
+}
+
+func TestRedactURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"memory://": "memory://",
+		"remote-read://b/p?endpoint=http://x&access_key_id=AKIA123&secret_access_key=s3cr3t": "remote-read://b/p?access_key_id=REDACTED&endpoint=http%3A%2F%2Fx&secret_access_key=REDACTED",
+		"remote-read://user:pw@b/p": "remote-read://REDACTED@b/p",
+	} {
+		got := RedactURI(in)
+		if got != want {
+			t.Errorf("RedactURI(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(got, "s3cr3t") || strings.Contains(got, "AKIA") || strings.Contains(got, "pw@") {
+			t.Errorf("secret leaked: %q", got)
+		}
+	}
+}
+
+func TestSetURIParams(t *testing.T) {
+	s := Settings{StateURI: "memory://"}
+	if err := setURIParam(&s.StateURI, "hot_max_bytes", "1MiB"); err != nil {
+		t.Fatal(err)
+	}
+	if err := setURIParam(&s.StateURI, "latency", "uniform(0.5ms,2ms)"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "disagg-local://?hot_max_bytes=1MiB&latency=uniform(0.5ms,2ms)"; s.StateURI != want {
+		t.Errorf("got %q, want %q", s.StateURI, want)
+	}
+}
+
+func testCols() []expr.Column {
+	return []expr.Column{{Name: "k", Type: types.Type{Kind: types.KindVarchar}}, {Name: "n", Type: types.Type{Kind: types.KindBigInt}},
+		{Name: "avg", Type: types.Type{Kind: types.KindDouble}}, {Name: "ts", Type: types.Type{Kind: types.KindTimestamp}}}
+}
+
+func testChanges() []ops.Change {
+	row := func(k any, n int64, f float64, ts int64) types.Row {
+		r := types.Row{types.Value{}, types.NewBigInt(n), types.NewDouble(f), types.NewTimestamp(ts)}
+		if s, ok := k.(string); ok {
+			r[0] = types.NewVarchar(s)
+		}
+		return r
+	}
+	return []ops.Change{
+		{Kind: ops.Insert, Row: row("a", 1, 0.1, 1436918400000)},
+		{Kind: ops.UpdateBefore, Row: row("a", 1, 0.1, 1436918400000)},
+		{Kind: ops.UpdateAfter, Row: row("a, \"quoted\"", 2, 1e21, 1436918400123)},
+		{Kind: ops.Insert, Row: row(nil, 3, 1.0/3, 0)},
+	}
+}
+
+func TestResultWriterFormats(t *testing.T) {
+	var all bytes.Buffer
+	for _, f := range []Format{FormatTable, FormatCSV, FormatJSONL, FormatChangelog} {
+		for _, changes := range []bool{true, false} {
+			var b bytes.Buffer
+			rw := NewResultWriter(&b, f, testCols(), changes)
+			for _, c := range testChanges() {
+				if changes {
+					rw.Change(c)
+				} else {
+					rw.Row(c.Row)
+				}
+			}
+			if err := rw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			all.WriteString("## " + string(f) + map[bool]string{true: " changes", false: " final"}[changes] + "\n" + b.String())
+		}
+	}
+	golden(t, "formats.golden", all.String())
+}
+
+// TestShellCommands drives a deterministic shell through statements and
+// commands, errors included.
+func TestShellCommands(t *testing.T) {
+	var out bytes.Buffer
+	sh, err := NewShell(NotebookOptions("."), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	ctx := context.Background()
+	steps := []string{
+		"CREATE TABLE t (k VARCHAR, v BIGINT) WITH (connector = 'values', bounded = 'false');",
+		"INSERT INTO t VALUES ('a', 1), ('b', 2), ('a', 3);",
+		`\tables`, `\describe t`, `\d nope`, `\explain SELECT k, SUM(v) FROM t GROUP BY k`,
+		`\checkpoint`, `\restore`,
+		"SELECT k, SUM(v) AS s FROM t GROUP BY k;",
+		`\checkpoint`, "INSERT INTO t VALUES ('c', 5);", `\result`, `\crash`, `\crash`, `\restore 9`, `\restore 1`,
+		`\set`, `\set parallelism 3`, `\set parallelism zero`, `\set bogus 1`, `\unset parallelism`,
+		`\mode changelog`, `\mode sideways`, `\timing on`, `\timing off`, `\tui`, `\nope`,
+		"SELECT k FROM t WHERE;", "SELECT x FROM t;", `\quit`,
+	}
+	for _, s := range steps {
+		out.WriteString("> " + s + "\n")
+		if err := sh.Run(ctx, s); errors.Is(err, ErrQuit) {
+			out.WriteString("(quit)\n")
+		} else if err != nil {
+			out.WriteString(RenderError(err, "") + "\n")
+		}
+	}
+	golden(t, "commands.golden", out.String())
+}
+
+func TestNotebookRoundTrip(t *testing.T) {
+	src := "# T\n\nprose\n```sql\nSELECT 1;\n```\n\n```text\nold\n```\nmore prose\n```sql error\nbad;\n```\n```go\nx\n```\n"
+	nb := ParseNotebook(src)
+	if got := nb.String(); got != src {
+		t.Fatalf("round trip changed the notebook:\n%s", got)
+	}
+	cells := nb.Cells()
+	if len(cells) != 2 || !cells[0].HasOutput || cells[0].Output != "old\n" || cells[1].HasOutput || !cells[1].ExpectError() {
+		t.Fatalf("cells: %+v %+v", cells[0], cells[1])
+	}
+	cells[1].Output, cells[1].HasOutput = "new\n", true
+	if got := nb.String(); !strings.Contains(got, "bad;\n```\n\n```text\nnew\n```\n```go") {
+		t.Errorf("output not written after its cell:\n%s", got)
+	}
+}
