@@ -26,7 +26,7 @@ func register(name, summary string, run func(args []string, stdout, stderr io.Wr
 }
 
 // defaultCommand runs when clink is started without a subcommand.
-var defaultCommand = "demo"
+var defaultCommand = "repl"
 
 func main() {
 	if err := dispatch(os.Args[1:], os.Stdout, os.Stderr); err != nil {
