@@ -1,5 +1,5 @@
-# Routine actions. `make run` starts clink on its embedded defaults; `make test`
-# is what CI runs (.ci/run).
+# Routine actions. `make run` starts clink on its embedded defaults (the live
+# runtime dashboard over a demo job); `make test` is what CI runs (.ci/run).
 GO ?= go
 BIN := bin/clink
 
@@ -9,7 +9,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/clink
 
 run: build
-	./$(BIN)
+	./$(BIN) tui --demo
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
