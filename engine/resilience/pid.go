@@ -81,12 +81,28 @@ func (c *PidController) Update(measured float64, dt time.Duration) float64 {
 		saturatedHigh := u > c.cfg.OutMax && e*c.cfg.Ki > 0
 		saturatedLow := u < c.cfg.OutMin && e*c.cfg.Ki < 0
 		if saturatedHigh || saturatedLow {
-			// Integrating would push further into saturation: hold it.
-			integral = c.integral
+			// Integrating would push further into saturation: integrate
+			// only up to the limit, or hold the integral if it is already
+			// beyond it. (Holding outright would strand the output below
+			// the limit whenever one step's increment overshoots it.)
+			integral = c.integralToLimit(integral, e, deriv, saturatedHigh)
 			u = c.cfg.Kp*e + c.cfg.Ki*integral + c.cfg.Kd*deriv
 		}
 		u = min(max(u, c.cfg.OutMin), c.cfg.OutMax)
 	}
 	c.integral, c.out = integral, u
 	return u
+}
+
+// integralToLimit is the integral that brings the output to the limit it
+// saturates (OutMax when high), moving from c.integral towards candidate
+// but never past it, and never away from it.
+func (c *PidController) integralToLimit(candidate, e, deriv float64, high bool) float64 {
+	limit := c.cfg.OutMin
+	if high {
+		limit = c.cfg.OutMax
+	}
+	atLimit := (limit - c.cfg.Kp*e - c.cfg.Kd*deriv) / c.cfg.Ki
+	lo, hi := min(c.integral, candidate), max(c.integral, candidate)
+	return min(max(atLimit, lo), hi)
 }

@@ -101,3 +101,22 @@ func TestPidBadInput(t *testing.T) {
 		t.Error("Reset left state behind")
 	}
 }
+
+// TestPidIntegratesUpToTheLimit: when one step's integral increment would
+// overshoot the limit, the integral moves just far enough for the output to
+// reach it rather than holding below it for ever.
+func TestPidIntegratesUpToTheLimit(t *testing.T) {
+	c, err := NewPidController(PidConfig{Kp: 0.3, Ki: 1, OutMin: -2, OutMax: 1.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		c.Update(1.3, 100*time.Millisecond) // e = -1.3: drive to OutMin
+	}
+	for i := 0; i < 20; i++ {
+		c.Update(-6.9, 100*time.Millisecond) // e = 6.9: a large step up
+	}
+	if got := c.Output(); got != 1.4 {
+		t.Fatalf("output %v, want the limit 1.4", got)
+	}
+}
