@@ -17,6 +17,9 @@ type AggregateConfig struct {
 	GroupBy  []expr.Expr
 	Aggs     []*expr.AggSpec
 	HashSeed uint64
+	// AppendOnly says the input never retracts: MIN and MAX then keep only
+	// the current extreme instead of a multiset of every value.
+	AppendOnly bool
 }
 
 // Aggregate is AggregateRowOp: one state entry per group (the row count
@@ -51,6 +54,9 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	a.accs, a.zeros = make([]expr.Accumulator, len(a.cfg.Aggs)), make([][]byte, len(a.cfg.Aggs))
 	for i, s := range a.cfg.Aggs {
 		a.accs[i] = s.NewAccumulator()
+		if a.cfg.AppendOnly && !s.Distinct && (s.Kind == expr.AggMin || s.Kind == expr.AggMax) {
+			a.accs[i] = newExtreme(s)
+		}
 		z, err := a.accs[i].MarshalBinary()
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)

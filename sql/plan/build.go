@@ -106,8 +106,10 @@ func (b *builder) node(n *Node) (int, error) {
 	case OpCalc, OpUnion:
 		return b.calc(n, ins), nil
 	case OpAggregate:
+		cfg := ops.AggregateConfig{Name: "aggregate", GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed,
+			AppendOnly: n.Inputs[0].AppendOnly()}
 		return b.keyed(n, ins, "agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
-			return ops.NewAggregate(ops.AggregateConfig{Name: "aggregate", GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed})
+			return ops.NewAggregate(cfg)
 		}), nil
 	case OpDistinct:
 		types := n.Schema.Types()

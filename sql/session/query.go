@@ -39,15 +39,19 @@ type Handle struct {
 	endInput atomic.Bool
 	rejects  atomic.Int64
 
-	mu      sync.Mutex
-	job     *engine.Job[ops.Change]
-	cancel  context.CancelFunc
-	done    chan struct{}
-	runErr  error
-	cursor  int
-	marks   map[state.CheckpointID]int // changelog length at each barrier
-	onClose []func() error
-	closed  bool
+	mu     sync.Mutex
+	job    *engine.Job[ops.Change]
+	cancel context.CancelFunc
+	done   chan struct{}
+	runErr error
+	cursor int
+	marks  map[state.CheckpointID]int // changelog length at each barrier
+	// pendingCkpt is the newest triggered checkpoint; restoredFrom the
+	// checkpoint the current job started from (ids continue after it).
+	pendingCkpt  state.CheckpointID
+	restoredFrom state.CheckpointID
+	onClose      []func() error
+	closed       bool
 }
 
 // Query plans a SELECT and starts its job.

@@ -15,10 +15,23 @@ import (
 // idle for it to complete.
 func (h *Handle) Checkpoint(ctx context.Context) (state.CheckpointID, error) {
 	job := h.Job()
+	if job == nil {
+		return 0, errors.New("checkpoint: no running job")
+	}
+	h.mu.Lock()
+	pending := h.pendingCkpt
+	h.mu.Unlock()
+	if pending != 0 && len(job.Checkpoints()) < int(pending-h.restoredFrom) {
+		// the engine cannot align overlapping barriers
+		return 0, fmt.Errorf("checkpoint: checkpoint %d is still in progress", pending)
+	}
 	id, err := job.TriggerCheckpoint()
 	if err != nil {
 		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
+	h.mu.Lock()
+	h.pendingCkpt = id
+	h.mu.Unlock()
 	if h.Stepped() {
 		return id, nil
 	}
@@ -87,6 +100,9 @@ func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) erro
 		return err
 	}
 	h.sink.Truncate(n)
+	h.mu.Lock()
+	h.pendingCkpt, h.restoredFrom = 0, id
+	h.mu.Unlock()
 	h.mu.Lock()
 	h.cursor = min(h.cursor, n)
 	h.mu.Unlock()
