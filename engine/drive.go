@@ -36,6 +36,7 @@ func (j *Job[T]) TriggerCheckpoint() (state.CheckpointID, error) {
 	j.coord.begin(id, expected)
 	for _, s := range j.sources {
 		if s.done.Load() {
+			j.coord.sourcePosition(id, s.name, s.finalPos)
 			continue
 		}
 		if s.ckpts != nil {
@@ -130,7 +131,7 @@ func (s *subtask[T]) stepOperator() (bool, error) {
 		progress = true
 	}
 	for {
-		env, ok := s.next()
+		env, fromReplay, ok := s.next()
 		if !ok {
 			return progress, nil
 		}
@@ -141,7 +142,7 @@ func (s *subtask[T]) stepOperator() (bool, error) {
 		if !accepted {
 			return progress, nil
 		}
-		s.consume()
+		s.consume(fromReplay)
 		progress = true
 	}
 }
@@ -248,14 +249,14 @@ func (s *subtask[T]) runOperator(ctx context.Context) error {
 		wake = c.Wake()
 	}
 	for !s.done.Load() {
-		env, ok := s.next()
+		env, fromReplay, ok := s.next()
 		if ok {
 			accepted, err := s.deliver(env)
 			if err != nil {
 				return err
 			}
 			if accepted {
-				s.consume()
+				s.consume(fromReplay)
 				continue
 			}
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"sync"
 
 	"clink/state"
@@ -47,7 +48,7 @@ func (x *exchange[T]) Emit(rec T) {
 		}
 	}
 	if x.sink != nil {
-		x.sink.emit(rec)
+		x.sink.emit(x.sinkFrom, rec)
 	}
 }
 
@@ -70,78 +71,131 @@ func (x *exchange[T]) EmitWatermark(wm int64) {
 func (x *exchange[T]) EmitBarrier(id state.CheckpointID) {
 	x.broadcast(Element[T]{Kind: Barrier, Checkpoint: id})
 	if x.sink != nil {
-		x.sink.barrier(id)
+		x.sink.barrier(x.sinkFrom, id)
 	}
 }
 
 func (x *exchange[T]) end() {
 	x.broadcast(Element[T]{Kind: EndOfInput})
 	if x.sink != nil {
-		x.sink.end()
+		x.sink.end(x.sinkFrom)
 	}
 }
 
 // sinkPort serialises the last stages' subtasks into the sink and aligns
-// their watermarks, barriers and ends.
+// them as a subtask's gate does: the sink sees the minimum watermark, and a
+// feeder that passed a barrier is held back until every live feeder has, so
+// the sink's output is cut exactly at each checkpoint.
 type sinkPort[T any] struct {
 	mu        sync.Mutex
 	sink      Sink[T]
 	wms       []int64
 	lastWM    int64
-	barriers  map[state.CheckpointID]int
-	ends      int
-	n         int
+	blocked   []bool
+	ended     []bool
+	held      []heldOutput[T]
+	aligning  state.CheckpointID
+	arrived   int
+	live      int
 	onBarrier func(state.CheckpointID)
 }
 
+// heldOutput is an output of a feeder held back during alignment.
+type heldOutput[T any] struct {
+	from int
+	el   Element[T]
+}
+
 func newSinkPort[T any](sink Sink[T], n int) *sinkPort[T] {
-	p := &sinkPort[T]{sink: sink, wms: make([]int64, n), lastWM: minWatermark, barriers: map[state.CheckpointID]int{}, n: n}
+	p := &sinkPort[T]{sink: sink, wms: make([]int64, n), lastWM: minWatermark,
+		blocked: make([]bool, n), ended: make([]bool, n), live: n}
 	for i := range p.wms {
 		p.wms[i] = minWatermark
 	}
 	return p
 }
 
-func (p *sinkPort[T]) emit(rec T) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sink.Emit(rec)
+func (p *sinkPort[T]) emit(from int, rec T) {
+	p.put(from, Element[T]{Kind: Data, Data: rec})
 }
 
 func (p *sinkPort[T]) watermark(from int, wm int64) {
+	p.put(from, Element[T]{Kind: Watermark, Watermark: wm})
+}
+
+func (p *sinkPort[T]) barrier(from int, id state.CheckpointID) {
+	p.put(from, Element[T]{Kind: Barrier, Checkpoint: id})
+}
+
+func (p *sinkPort[T]) end(from int) {
+	p.put(from, Element[T]{Kind: EndOfInput})
+}
+
+// put takes one output of feeder from, holding it while from is blocked.
+func (p *sinkPort[T]) put(from int, el Element[T]) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if wm > p.wms[from] {
-		p.wms[from] = wm
+	p.deliverLocked(from, el)
+}
+
+func (p *sinkPort[T]) deliverLocked(from int, el Element[T]) {
+	if p.blocked[from] {
+		p.held = append(p.held, heldOutput[T]{from, el})
+		return
 	}
-	m := p.wms[0]
-	for _, w := range p.wms[1:] {
-		m = min(m, w)
+	switch el.Kind {
+	case Data:
+		p.sink.Emit(el.Data)
+	case Watermark:
+		p.wms[from] = max(p.wms[from], el.Watermark)
+		p.advanceLocked()
+	case Barrier:
+		p.aligning = el.Checkpoint
+		p.blocked[from] = true
+		p.arrived++
+		p.maybeAlignedLocked()
+	case EndOfInput:
+		p.ended[from] = true
+		p.live--
+		p.advanceLocked()
+		p.maybeAlignedLocked()
+		if p.live == 0 {
+			p.sink.EndOfInput()
+		}
 	}
-	if m > p.lastWM {
+}
+
+func (p *sinkPort[T]) advanceLocked() {
+	m := int64(math.MaxInt64)
+	for i, w := range p.wms {
+		if !p.ended[i] {
+			m = min(m, w)
+		}
+	}
+	if m > p.lastWM && m != math.MaxInt64 {
 		p.lastWM = m
 		p.sink.EmitWatermark(m)
 	}
 }
 
-func (p *sinkPort[T]) barrier(id state.CheckpointID) {
-	p.mu.Lock()
-	p.barriers[id]++
-	done := p.barriers[id] == p.n
-	if done {
-		delete(p.barriers, id)
-		p.sink.EmitBarrier(id)
+// maybeAlignedLocked completes the barrier once every live feeder passed
+// it, then releases what was held, in arrival order.
+func (p *sinkPort[T]) maybeAlignedLocked() {
+	if p.aligning == 0 || p.arrived < p.live {
+		return
 	}
-	p.mu.Unlock()
-	if done && p.onBarrier != nil {
+	id := p.aligning
+	p.aligning, p.arrived = 0, 0
+	for i := range p.blocked {
+		p.blocked[i] = false
+	}
+	p.sink.EmitBarrier(id)
+	if p.onBarrier != nil {
 		p.onBarrier(id)
 	}
-}
-
-func (p *sinkPort[T]) end() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ends++; p.ends == p.n {
-		p.sink.EndOfInput()
+	held := p.held
+	p.held = nil
+	for _, h := range held {
+		p.deliverLocked(h.from, h.el)
 	}
 }

@@ -57,28 +57,39 @@ type subtask[T any] struct {
 	in        *inbox[T]
 	gate      gate[T]
 	replay    []envelope[T] // held elements released by a completed barrier
+	released  []envelope[T] // released while delivering; queued by consume
 	capture   *state.Capture
 	stageName string
 	watermark atomic.Int64 // published for Snapshot
 	done      atomic.Bool
 	ckpts     chan state.CheckpointID // threaded sources: barrier requests
+	finalPos  []byte                  // an ended source\'s position
 }
 
-// next returns the element to deliver: released ones first, then the inbox.
-func (s *subtask[T]) next() (envelope[T], bool) {
+// next returns the element to deliver: released ones first, then the
+// inbox. fromReplay says which, for consume: delivering a barrier can
+// release held elements into the replay queue meanwhile.
+func (s *subtask[T]) next() (env envelope[T], fromReplay, ok bool) {
 	if len(s.replay) > 0 {
-		return s.replay[0], true
+		return s.replay[0], true, true
 	}
-	return s.in.peek()
+	env, ok = s.in.peek()
+	return env, false, ok
 }
 
-func (s *subtask[T]) consume() {
-	if len(s.replay) > 0 {
+// consume removes the element next returned, then queues the elements a
+// completed barrier released ahead of everything else.
+func (s *subtask[T]) consume(fromReplay bool) {
+	if fromReplay {
 		s.replay[0] = envelope[T]{}
 		s.replay = s.replay[1:]
-		return
+	} else {
+		s.in.drop()
 	}
-	s.in.drop()
+	if len(s.released) > 0 {
+		s.replay = append(s.released, s.replay...)
+		s.released = nil
+	}
 }
 
 // deliver hands one envelope to the operator through the gate. It reports
@@ -144,7 +155,7 @@ func (s *subtask[T]) maybeCompleteBarrier() error {
 	if _, err := s.runner.Offer(Element[T]{Kind: Barrier, Checkpoint: id}); err != nil {
 		return err
 	}
-	s.replay = append(g.held, s.replay...)
+	s.released = append(s.released, g.held...)
 	g.held = nil
 	s.job.coord.ack(id, s.backend, s.capture)
 	return nil
@@ -184,6 +195,11 @@ func (s *subtask[T]) pullSource() (bool, error) {
 	case Watermark:
 		s.out.EmitWatermark(el.Watermark)
 	case EndOfInput:
+		pos, err := s.source.Position()
+		if err != nil {
+			return false, fmt.Errorf("%s: position at end of input: %w", s.name, err)
+		}
+		s.finalPos = pos // later checkpoints record it, so they can restore
 		s.done.Store(true)
 		s.out.end()
 	default:
