@@ -129,8 +129,13 @@ func MergeCaptures(caps ...*Capture) (*Delta, error) {
 	return out, nil
 }
 
-// persistWith commits c's delta to pool and reports the outcome to b.
-func persistWith(ctx context.Context, pool RemotePool, b PersistBackend, c *Capture) error {
+// persistWith commits c's delta to pool and reports the outcome to b,
+// unless b was restored since c was taken (gen is b's generation now).
+func persistWith(ctx context.Context, pool RemotePool, b PersistBackend, c *Capture, gen uint64) error {
+	if c.gen != gen {
+		b.Abandon(c)
+		return fmt.Errorf("persist checkpoint %d: %w", c.ID(), ErrStaleCapture)
+	}
 	if pool == nil {
 		return ErrNoPool
 	}
@@ -140,4 +145,13 @@ func persistWith(ctx context.Context, pool RemotePool, b PersistBackend, c *Capt
 	}
 	b.Committed(c)
 	return nil
+}
+
+// snapshot captures and persists checkpoint id inline.
+func snapshot(ctx context.Context, b PersistBackend, id CheckpointID) error {
+	c, err := b.Capture(id)
+	if err != nil {
+		return err
+	}
+	return b.Persist(ctx, c)
 }

@@ -173,22 +173,14 @@ func (b *MemoryBackend) Capture(id CheckpointID) (*Capture, error) {
 // Persist commits c to the pool.
 func (b *MemoryBackend) Persist(ctx context.Context, c *Capture) error {
 	b.mu.Lock()
-	stale := c.gen != b.gen
+	gen := b.gen
 	b.mu.Unlock()
-	if stale {
-		b.Abandon(c)
-		return fmt.Errorf("persist checkpoint %d: %w", c.ID(), ErrStaleCapture)
-	}
-	return persistWith(ctx, b.pool, b, c)
+	return persistWith(ctx, b.pool, b, c, gen)
 }
 
 // Snapshot captures and persists checkpoint id inline.
 func (b *MemoryBackend) Snapshot(ctx context.Context, id CheckpointID) error {
-	c, err := b.Capture(id)
-	if err != nil {
-		return err
-	}
-	return b.Persist(ctx, c)
+	return snapshot(ctx, b, id)
 }
 
 // Committed advances the last committed checkpoint.
