@@ -39,6 +39,7 @@ type Runner[T any] struct {
 	cfg     RunnerConfig
 	op      Operator[T]
 	aop     AsyncOperator[T]
+	firer   TimerFirer
 	out     Output[T]
 	ctl     *Controller
 	backend state.Backend
@@ -78,6 +79,7 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 	}
 	if canAsync && aop.SupportsAsync() {
 		r.aop = aop
+		r.firer, _ = op.(TimerFirer)
 	}
 	return r, nil
 }
@@ -179,6 +181,10 @@ func (r *Runner[T]) watermark(wm int64) error {
 	r.ctl.OnWatermark(func() {
 		if err := r.op.OnWatermark(wm); err != nil {
 			r.fail(err)
+			return
+		}
+		if r.firer != nil {
+			r.fireTimers(wm)
 			return
 		}
 		r.forwardWatermark(wm)
