@@ -189,7 +189,7 @@ func runHTTP(ctx context.Context, e *Env) error {
 	n := e.size(40_000, 8_000)
 	for _, c := range []int{1, 16, 256} {
 		var us, ns []httpSample
-		for range e.runs(3, 1) {
+		for range e.runs(3, 2) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -85,7 +85,7 @@ func overlapOne(ctx context.Context, e *Env, w workload, remote func(hotBytes in
 			return rate, err
 		}
 	}
-	vals, err := rounds(ctx, e.runs(3, 1),
+	vals, err := rounds(ctx, e.runs(3, 2),
 		side("local", "memory://", w.n, false),
 		side("cache", cache, w.n, false),
 		side("nocache", nocache, w.n, false),

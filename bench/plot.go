@@ -15,7 +15,7 @@ import (
 // y axis, and saves it as a PNG at path.
 func plotSweep(pts []SweepPoint, path string) error {
 	p := plot.New()
-	p.Title.Text = "clink bench sweep: throughput vs remote read latency (every read misses)"
+	p.Title.Text = "clink bench sweep: throughput vs remote read latency (hot budget ~0)"
 	p.X.Label.Text = "remote read latency (ms)"
 	p.Y.Label.Text = "records/s (log scale)"
 	p.Y.Scale = plot.LogScale{}
