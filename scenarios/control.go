@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"clink/engine"
 	"clink/engine/async"
 	"clink/state"
 )
@@ -27,6 +28,9 @@ func (w *world) live() error {
 // step, a flush of coalesced reads, or one simulated completion) and then
 // shows each controller's gate and epochs.
 func (r *Replayer) run(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamRun(a)
+	}
 	steps, err := a.integer("steps", 0, 1)
 	if err != nil {
 		return "", err
@@ -55,16 +59,22 @@ func (r *Replayer) run(d *Directive, a *args) (string, error) {
 
 // drive runs up to steps scheduler steps (0: until quiescent) and reports
 // how many ran.
-func (w *world) drive(steps int) (int, error) {
+func (w *world) drive(steps int) (int, error) { return stepJob(w.job, w.sim, steps) }
+
+// stepJob runs up to steps scheduler steps of a stepped job (0: until
+// quiescent): a job step, else a flush of coalesced reads, else the
+// simulated completions due at the next virtual instant. It reports how
+// many steps ran.
+func stepJob[T any](j *engine.Job[T], sim *async.Sim, steps int) (int, error) {
 	if steps == 0 {
-		return 0, w.job.RunUntilIdle()
+		return 0, j.RunUntilIdle()
 	}
 	for i := 0; i < steps; i++ {
-		p, err := w.job.Step()
+		p, err := j.Step()
 		if err != nil {
 			return i + 1, err
 		}
-		if p || w.flush() || idle(w.sim) {
+		if p || flushAll(j) || idle(sim) {
 			continue
 		}
 		return i, nil
@@ -72,9 +82,10 @@ func (w *world) drive(steps int) (int, error) {
 	return steps, nil
 }
 
-func (w *world) flush() bool {
+// flushAll issues every controller's coalesced reads.
+func flushAll[T any](j *engine.Job[T]) bool {
 	flushed := false
-	for _, rn := range w.job.Runners() {
+	for _, rn := range j.Runners() {
 		if c := rn.Controller(); c != nil && c.Flush() {
 			flushed = true
 		}
@@ -115,6 +126,9 @@ func (w *world) checkpointNews() string {
 // checkpoint triggers the next checkpoint: the source records its offset
 // and sends a barrier; `run` carries it through drain, capture and commit.
 func (r *Replayer) checkpoint(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamCheckpoint()
+	}
 	w := r.w
 	if err := w.live(); err != nil {
 		return "", err
@@ -129,6 +143,9 @@ func (r *Replayer) checkpoint(d *Directive, a *args) (string, error) {
 // crash closes the job without a checkpoint: hot tiers, in-flight reads
 // and commits still in flight are lost; the log and the pool remain.
 func (r *Replayer) crash(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamCrash()
+	}
 	w := r.w
 	if w.job == nil {
 		return "", errors.New("no job is running")
@@ -145,6 +162,9 @@ func (r *Replayer) crash(d *Directive, a *args) (string, error) {
 // restore starts a new incarnation from a checkpoint (id=N, or the latest
 // committed), optionally at another parallelism (a rescale).
 func (r *Replayer) restore(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamRestore(a)
+	}
 	w := r.w
 	if w.incarnation == 0 {
 		return "", errors.New("no operator: run `operator counter` first")

@@ -60,6 +60,8 @@ type Replayer struct {
 	seed uint64
 	w    *world
 	sess *session.Session // the SQL session, made on the first `sql`
+	sim  *simSwitch       // the SQL session's simulation
+	q    *sqlStream       // the streaming query `sql stream` started
 }
 
 // NewReplayer returns a replayer whose default seed (used unless a
@@ -75,6 +77,11 @@ func NewReplayer(seed uint64) *Replayer {
 
 // Close tears down the running job, if any.
 func (r *Replayer) Close() error {
+	if r.q != nil {
+		err := r.q.h.Close()
+		r.q = nil
+		return err
+	}
 	if r.w.job == nil {
 		return nil
 	}

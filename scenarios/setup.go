@@ -119,6 +119,9 @@ func (r *Replayer) operator(d *Directive, a *args) (string, error) {
 	if w.job != nil || w.incarnation > 0 {
 		return "", errors.New("the operator is already set up (crash and restore to rebuild it)")
 	}
+	if r.q != nil {
+		return "", errors.New("this scenario drives a streaming SQL query: the counter needs its own file")
+	}
 	w.opCfg = w.cfg
 	if strings.HasPrefix(w.cfg.State, stateuri.RemoteRead+"://") {
 		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(w.cfg.State, stateuri.RemoteRead+"://"), "/")

@@ -11,6 +11,9 @@ import (
 // fault injects failures and delays into the pool the job reads and
 // commits through. One action per directive.
 func (r *Replayer) fault(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamFault(a)
+	}
 	w := r.w
 	if w.incarnation == 0 {
 		return "", errors.New("no operator: run `operator counter` first")
@@ -87,6 +90,9 @@ func (r *Replayer) keyFault(act string, a *args, n int) (string, error) {
 // results prints the sink: the materialised table (default) or the
 // changelog (arrival order, or by-key), raw including rolled-back outputs.
 func (r *Replayer) results(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamResults(a)
+	}
 	mode := "table"
 	byKey, raw := false, false
 	for _, x := range a.bare() {
@@ -148,6 +154,9 @@ type dumper interface {
 // state prints each subtask's hot tier: its keys with dirty/pinned flags
 // and bytes (unless keys=false), and its counters.
 func (r *Replayer) state(d *Directive, a *args) (string, error) {
+	if r.q != nil {
+		return r.streamState(a)
+	}
 	w := r.w
 	if w.job == nil {
 		return "", errors.New("no job is running")

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 
-	"clink/engine/async"
 	"clink/sql/session"
 )
 
@@ -16,15 +15,19 @@ import (
 // executor and clock, stepped from the replayer's goroutine) and prints
 // each statement's result.
 func (r *Replayer) sql(d *Directive, a *args) (string, error) {
+	switch mode := a.bare(); {
+	case len(mode) == 1 && mode[0] == "stream":
+		return r.streamStart(d)
+	case len(mode) == 1 && mode[0] == "end":
+		return r.streamEnd()
+	case len(mode) > 0:
+		return "", argErr(mode[0], "want `sql`, `sql stream` or `sql end`")
+	}
 	if d.Input == "" {
 		return "", &ParseError{File: d.File, Line: d.Line, Col: 1, Msg: "sql needs an input block of statements"}
 	}
-	if r.sess == nil {
-		s, err := r.newSession()
-		if err != nil {
-			return "", err
-		}
-		r.sess = s
+	if err := r.ensureSession(); err != nil {
+		return "", err
 	}
 	res, err := r.sess.Exec(context.Background(), d.Input)
 	var b strings.Builder
@@ -41,15 +44,27 @@ func (r *Replayer) sql(d *Directive, a *args) (string, error) {
 	return b.String(), nil
 }
 
+// ensureSession creates the SQL session on first use.
+func (r *Replayer) ensureSession() error {
+	if r.sess != nil {
+		return nil
+	}
+	s, err := r.newSession()
+	if err != nil {
+		return err
+	}
+	r.sess = s
+	return nil
+}
+
 // newSession builds the SQL session from the current config.
 func (r *Replayer) newSession() (*session.Session, error) {
 	cfg := r.w.cfg
 	uri := "memory://"
 	if cfg.remote() {
 		q := url.Values{}
-		if cfg.HotMaxBytes > 0 {
-			q.Set("hot_max_bytes", fmt.Sprint(cfg.HotMaxBytes))
-		}
+		// always explicit: 0 is unbounded, not the machine-sized default
+		q.Set("hot_max_bytes", fmt.Sprint(cfg.HotMaxBytes))
 		if cfg.Latency != nil && cfg.Latency.String() != "0s" {
 			q.Set("latency", cfg.Latency.String())
 		}
@@ -58,13 +73,14 @@ func (r *Replayer) newSession() (*session.Session, error) {
 			uri += "?" + q.Encode()
 		}
 	}
-	sim := async.NewSim(cfg.Seed, cfg.Latency)
+	sim := newSimSwitch(cfg.Seed, cfg.Latency)
 	s, err := session.New(session.Config{
 		StateURI: uri, Parallelism: cfg.Parallelism, MaxInFlight: cfg.MaxInFlight, HashSeed: cfg.Seed,
-		Bus: r.w.bus, Clock: sim, Executor: sim, Idle: func() bool { return idle(sim) }, Seed: cfg.Seed,
+		Bus: r.w.bus, Clock: sim, Executor: sim, Idle: func() bool { return idle(sim.cur) }, Seed: cfg.Seed,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sql session: %w", err)
 	}
+	r.sim = sim
 	return s, nil
 }
