@@ -18,7 +18,12 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	subst := map[string]int{}
 	var groups []expr.Expr
 	var keyText []string
-	for _, g := range s.GroupBy {
+	groupBy, n, walias, err := b.groupWindows(s, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Schema = n.Schema
+	for _, g := range groupBy {
 		if err := unsupported(g); err != nil {
 			return nil, nil, err
 		}
@@ -35,6 +40,9 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 		cols = append(cols, col)
 		groups = append(groups, e)
 		keyText = append(keyText, ast.String(g))
+	}
+	for call, group := range walias {
+		subst[call] = subst[group]
 	}
 	seen := map[string]bool{}
 	var calls []*ast.FuncCall
@@ -66,6 +74,7 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	if groups == nil {
 		agg.GroupBy = []expr.Expr{}
 	}
+	agg = windowAgg(agg, n, groupBy)
 	if s.Having == nil {
 		return agg, subst, nil
 	}

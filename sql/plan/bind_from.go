@@ -28,7 +28,7 @@ func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
 	case *ast.Join:
 		return b.join(t, where)
 	case *ast.WindowTable:
-		return nil, errorf(t.At, "window table function %s is not supported yet", t.Func)
+		return b.windowTable(t)
 	}
 	return nil, errorf(t.Position(), "unsupported FROM item")
 }

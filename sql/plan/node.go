@@ -26,11 +26,16 @@ const (
 
 // String names the operator as EXPLAIN shows it.
 func (k OpKind) String() string {
+	if name, ok := windowOpName(k); ok {
+		return name
+	}
 	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union"}[k]
 }
 
 // Stateful reports whether the operator keeps keyed state.
-func (k OpKind) Stateful() bool { return k == OpAggregate || k == OpJoin || k == OpDistinct }
+func (k OpKind) Stateful() bool {
+	return k == OpWindowAgg || k == OpAggregate || k == OpJoin || k == OpDistinct
+}
 
 // Node is one plan operator and its output schema.
 type Node struct {
@@ -48,6 +53,8 @@ type Node struct {
 	LeftKeys  []expr.Expr
 	RightKeys []expr.Expr
 	Cond      expr.Expr
+
+	Window *WindowInfo // Window and WindowAgg (bind_window.go)
 
 	// Detail and Key are EXPLAIN's description of the node and its key.
 	Detail string

@@ -84,7 +84,7 @@ func unsupported(e ast.Expr) error {
 			switch {
 			case x.Over != nil:
 				err = errorf(x.At, "%s OVER (...): window functions are not supported yet", x.Name)
-			case windowFuncs[x.Name]:
+			case windowFuncs[x.Name] && !legacyWindowFunc(x.Name):
 				err = errorf(x.At, "group window %s is not supported yet", x.Name)
 			}
 		}

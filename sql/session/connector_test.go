@@ -65,7 +65,7 @@ SELECT a, b FROM t WHERE a IN (SELECT a FROM t);`},
 		{"err_over", `CREATE TABLE t (a INT, b VARCHAR);
 SELECT a, ROW_NUMBER() OVER (PARTITION BY b ORDER BY a) FROM t;`},
 		{"err_window", `CREATE TABLE t (a INT, ts TIMESTAMP(3));
-SELECT * FROM TUMBLE(t, ts, INTERVAL '1' SECOND);`},
+SELECT * FROM TUMBLE(t, a, INTERVAL '1' SECOND);`},
 		{"err_intersect", `CREATE TABLE t (a INT);
 SELECT a FROM t INTERSECT SELECT a FROM t;`},
 		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'kafka');`},

@@ -1,0 +1,309 @@
+package ops
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"clink/engine"
+	"clink/engine/event"
+	"clink/sql/expr"
+	"clink/sql/types"
+	"clink/state"
+)
+
+// WindowAggConfig is a GROUP BY over window columns on a watermarked,
+// append-only input: End computes a row's window end (ms) over the input.
+type WindowAggConfig struct {
+	AggregateConfig
+	End expr.Expr
+}
+
+// WindowAggregate is WindowRowOp: one state entry per (group, window)
+// holding the group's values and accumulators, and one event-time timer
+// per entry at window end - 1. A watermark at or past it fires the entry:
+// the result is emitted once (+I) and the entry deleted. Rows of a window
+// that already fired (end - 1 <= the watermark seen when they arrive) are
+// dropped and counted (event.LateDropped). The synchronous path fires in
+// OnWatermark; the async path fires the due keys through the controller
+// (FireTimers), one point read per key, coalesced into one batched load.
+type WindowAggregate struct {
+	agg    *Aggregate
+	cfg    WindowAggConfig
+	timers *engine.Timers
+	wm     int64
+	late   int64
+	free   *fireBody
+	drop   dropBody
+}
+
+// NewWindowAggregate returns a window aggregate operator.
+func NewWindowAggregate(cfg WindowAggConfig) *WindowAggregate {
+	w := &WindowAggregate{cfg: cfg, agg: NewAggregate(cfg.AggregateConfig), wm: math.MinInt64}
+	w.agg.apply = w.update
+	return w
+}
+
+// Open binds the backend, decides the path and starts the timer service.
+func (w *WindowAggregate) Open(ctx *engine.OperatorContext[Change]) error {
+	if err := w.agg.Open(ctx); err != nil {
+		return err
+	}
+	w.timers = engine.NewTimers(ctx.Backend, ctx.OpID)
+	return nil
+}
+
+// SupportsAsync is true when the bound backend defers reads.
+func (w *WindowAggregate) SupportsAsync() bool { return w.agg.SupportsAsync() }
+
+// CoalesceReads is true: records' and fires' reads batch.
+func (w *WindowAggregate) CoalesceReads() bool { return true }
+
+// KeyHash hashes the (group, window) key bytes.
+func (w *WindowAggregate) KeyHash(input int, ch Change) uint64 { return w.agg.KeyHash(input, ch) }
+
+// Late is the number of rows dropped as late.
+func (w *WindowAggregate) Late() int64 { return w.late }
+
+// isLate reports (and counts) a row whose window already fired, judged by
+// the watermark seen when the row arrived.
+func (w *WindowAggregate) isLate(row types.Row) bool {
+	end, err := w.cfg.End.Eval(row)
+	if err != nil || end.IsNull() || end.Int()-1 > w.wm {
+		return false
+	}
+	w.late++
+	if bus := w.agg.ctx.Bus; bus.Wants(event.LateDropped) {
+		bus.Emit(event.Event{Kind: event.LateDropped, Operator: w.agg.ctx.Name, Subtask: w.agg.ctx.Subtask,
+			N: end.Int() - 1, M: w.wm})
+	}
+	return true
+}
+
+// Process is the synchronous path.
+func (w *WindowAggregate) Process(input int, ch Change) error {
+	if w.isLate(ch.Row) {
+		return nil
+	}
+	return w.agg.process(input, ch)
+}
+
+// ProcessAsync returns the record's body (a no-op one for a late row).
+func (w *WindowAggregate) ProcessAsync(input int, ch Change) engine.Body {
+	if w.isLate(ch.Row) {
+		return &w.drop
+	}
+	return w.agg.ProcessAsync(input, ch)
+}
+
+// OnWatermarkObserved advances the late-drop bound the instant the runner
+// pulls the watermark.
+func (w *WindowAggregate) OnWatermarkObserved(wm int64) { w.wm = max(w.wm, wm) }
+
+// OnWatermark fires the due windows inline on the synchronous path; on the
+// async path FireTimers does it.
+func (w *WindowAggregate) OnWatermark(wm int64) error {
+	w.wm = max(w.wm, wm)
+	if w.agg.ctx.Controller != nil {
+		return nil
+	}
+	due, err := w.timers.Due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	for _, d := range due {
+		val, found, err := w.agg.ctx.Backend.Get(w.agg.ctx.OpID, d.Key)
+		if err != nil {
+			return fmt.Errorf("%s: read state: %w", w.agg.name, err)
+		}
+		if err := w.fire(d, val, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FireTimers submits one fire body per due key (async path).
+func (w *WindowAggregate) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
+	due, err := w.timers.Due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	for _, d := range due {
+		b := w.free
+		if b == nil {
+			b = &fireBody{w: w}
+		} else {
+			w.free = b.next
+		}
+		b.due = d
+		submit(state.Hash(w.agg.seed, d.Key), b)
+	}
+	return nil
+}
+
+// Close releases nothing.
+func (w *WindowAggregate) Close() error { return nil }
+
+// fire emits a due entry's result once and deletes it.
+func (w *WindowAggregate) fire(d engine.DueKey, val []byte, found bool) error {
+	ctx := w.agg.ctx
+	if ctx.Bus.Wants(event.TimerFired) {
+		ctx.Bus.Emit(event.Event{Kind: event.TimerFired, Operator: ctx.Name, Subtask: ctx.Subtask,
+			Key: w.agg.label(d.Key), N: d.Max})
+	}
+	if !found {
+		return nil // stale timer: nothing buffered
+	}
+	group, n, err := w.load(val, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	if n > 0 {
+		out := make(types.Row, 0, len(group)+len(w.agg.accs))
+		out = append(out, group...)
+		for _, acc := range w.agg.accs {
+			out = append(out, acc.Result())
+		}
+		ctx.Output.Emit(Change{Kind: Insert, Row: out})
+	}
+	return w.agg.put(d.Key, nil)
+}
+
+// load decodes an entry: its group values, then the aggregate state.
+func (w *WindowAggregate) load(val []byte, found bool) (types.Row, int64, error) {
+	if !found {
+		n, err := w.agg.load(nil, false)
+		return nil, n, err
+	}
+	l, k := binary.Uvarint(val)
+	if k <= 0 || l > uint64(len(val)-k) {
+		return nil, 0, errAggState
+	}
+	group, err := types.DecodeRow(val[k : k+int(l)])
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := w.agg.load(val[k+int(l):], true)
+	return group, n, err
+}
+
+// update folds one row into its (group, window) entry and registers the
+// entry's timer when the entry is new.
+func (w *WindowAggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
+	if ch.Kind.Retracts() {
+		return fmt.Errorf("%s: a window aggregate needs an append-only input, got %s", w.agg.name, ch.Kind)
+	}
+	end, err := w.cfg.End.Eval(ch.Row)
+	if err != nil {
+		return fmt.Errorf("%s: window end: %w", w.agg.name, err)
+	}
+	if end.IsNull() {
+		return nil
+	}
+	group, n, err := w.load(val, found)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	if !found {
+		if group, err = w.agg.groupRow(ch.Row); err != nil {
+			return fmt.Errorf("%s: %w", w.agg.name, err)
+		}
+		if err := w.timers.Register(key, end.Int()-1); err != nil {
+			return fmt.Errorf("%s: %w", w.agg.name, err)
+		}
+	}
+	for i, s := range w.agg.cfg.Aggs {
+		v, include, err := s.Input(ch.Row)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.agg.name, err)
+		}
+		if include {
+			if err := w.agg.accs[i].Add(v); err != nil {
+				return fmt.Errorf("%s: %s: %w", w.agg.name, s.Call.Name, err)
+			}
+		}
+	}
+	enc := types.EncodeRow(group)
+	buf := binary.AppendUvarint(make([]byte, 0, len(enc)+32), uint64(len(enc)))
+	buf = append(buf, enc...)
+	buf, err = w.agg.appendState(buf, n+1)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	return w.agg.put(key, buf)
+}
+
+// fireBody is one due key's async fire: one GetAsync, then fire.
+type fireBody struct {
+	w    *WindowAggregate
+	due  engine.DueKey
+	next *fireBody
+}
+
+// Label renders the key for runtime events.
+func (b *fireBody) Label() string { return b.w.agg.label(b.due.Key) }
+
+// Run issues the key's read.
+func (b *fireBody) Run(r *engine.Record) {
+	lk, t := b.w.agg.async.GetAsync(b.w.agg.ctx.OpID, b.due.Key, 0)
+	if t == nil {
+		b.done(r, lk, nil)
+		return
+	}
+	engine.Await(r, t, b.done)
+}
+
+func (b *fireBody) done(r *engine.Record, lk state.Lookup, err error) {
+	w := b.w
+	if err == nil {
+		err = w.fire(b.due, lk.Value, lk.Found)
+	} else {
+		err = fmt.Errorf("%s: read state: %w", w.agg.name, err)
+	}
+	b.due = engine.DueKey{}
+	b.next, w.free = w.free, b
+	r.Finish(err)
+}
+
+// dropBody finishes a late record without touching state.
+type dropBody struct{}
+
+// Run finishes the record.
+func (dropBody) Run(r *engine.Record) { r.Finish(nil) }
+
+// label renders key bytes for runtime events.
+func (k *keyed) label(key []byte) string {
+	if r, err := types.DecodeKey(key, k.keyTypes); err == nil {
+		return r.String()
+	}
+	return fmt.Sprintf("%x", key)
+}
+
+// groupRow evaluates the group expressions over an input row.
+func (a *Aggregate) groupRow(row types.Row) (types.Row, error) {
+	out := make(types.Row, len(a.cfg.GroupBy))
+	for i, g := range a.cfg.GroupBy {
+		v, err := g.Eval(row)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// appendState appends the row count and every accumulator's binary form,
+// in the layout load reads.
+func (a *Aggregate) appendState(buf []byte, n int64) ([]byte, error) {
+	buf = binary.AppendVarint(buf, n)
+	for _, acc := range a.accs {
+		b, err := acc.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(b)))
+		buf = append(buf, b...)
+	}
+	return buf, nil
+}

@@ -1,0 +1,146 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// Window plan operators (numbered apart from node.go's block so the two
+// files can grow independently).
+const (
+	// OpWindow is a window table function: each row once per window,
+	// with window_start and window_end appended.
+	OpWindow OpKind = 64 + iota
+	// OpWindowAgg is a GROUP BY over window columns on a watermarked
+	// append-only input: each (group, window) emitted once at the watermark.
+	OpWindowAgg
+)
+
+func windowOpName(k OpKind) (string, bool) {
+	switch k {
+	case OpWindow:
+		return "Window", true
+	case OpWindowAgg:
+		return "WindowAggregate", true
+	}
+	return "", false
+}
+
+// WindowInfo is a window node's assignment and, for OpWindow, its time
+// column; for OpWindowAgg, the group expressions' window end over the
+// input and the aggregate.
+type WindowInfo struct {
+	Spec       ops.WindowSpec
+	TimeCol    int
+	Watermark  bool // the time column carries a source watermark
+	End        expr.Expr
+	StartGroup int // index among GroupBy of window_start (-1: none)
+	EndGroup   int // index among GroupBy of window_end (-1: none)
+}
+
+// windowTable plans TUMBLE / HOP / CUMULATE in FROM.
+func (b *binder) windowTable(t *ast.WindowTable) (*Node, error) {
+	var none []ast.Expr
+	in, err := b.from(t.Input, &none)
+	if err != nil {
+		return nil, err
+	}
+	if len(none) > 0 {
+		return nil, errorf(t.At, "unexpected condition inside %s", t.Func)
+	}
+	n, err := windowNode(t.At, strings.ToUpper(t.Func), in, t.TimeCol, t.Args)
+	if err != nil {
+		return nil, err
+	}
+	if t.Alias != "" {
+		n = requalify(n, t.Alias)
+	}
+	return n, nil
+}
+
+// windowNode appends window_start and window_end to in's rows.
+func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []ast.Expr) (*Node, error) {
+	if fn == "SESSION" {
+		return nil, errorf(at, "SESSION windows are not supported yet")
+	}
+	idx, err := in.Schema.Resolve(timeCol)
+	if err != nil {
+		return nil, err
+	}
+	if in.Schema.Cols[idx].Type.Kind != types.KindTimestamp {
+		return nil, errorf(timeCol.At, "%s time column %s must be a TIMESTAMP, not %s", fn, timeCol.Name, in.Schema.Cols[idx].Type)
+	}
+	ms := make([]int64, len(args))
+	for i, a := range args {
+		if ms[i], err = intervalMs(a); err != nil {
+			return nil, err
+		}
+	}
+	var spec ops.WindowSpec
+	switch {
+	case fn == "TUMBLE" && (len(ms) == 1 || len(ms) == 2):
+		spec = ops.WindowSpec{Kind: ops.Tumble, Size: ms[0]}
+		if len(ms) == 2 {
+			spec.Offset = ms[1]
+		}
+	case fn == "HOP" && len(ms) == 2:
+		spec = ops.WindowSpec{Kind: ops.Hop, Slide: ms[0], Size: ms[1]}
+	case fn == "CUMULATE" && len(ms) == 2:
+		spec = ops.WindowSpec{Kind: ops.Cumulate, Slide: ms[0], Size: ms[1]}
+	default:
+		return nil, errorf(at, "%s takes a time column and %s", fn, map[string]string{
+			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size", "CUMULATE": "a step and a size"}[fn])
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, errorf(at, "%v", err)
+	}
+	qual := in.Schema.Cols[idx].Table
+	cols := append(append([]expr.Column{}, in.Schema.Cols...),
+		expr.Column{Table: qual, Name: "window_start", Type: types.Timestamp},
+		expr.Column{Table: qual, Name: "window_end", Type: types.Timestamp})
+	return &Node{Op: OpWindow, Inputs: []*Node{in}, Schema: expr.NewSchema(cols...),
+		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: watermarked(in, in.Schema.Cols[idx].Name)},
+		Detail: fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))}, nil
+}
+
+func argText(args []ast.Expr) string {
+	s := make([]string, len(args))
+	for i, a := range args {
+		s[i] = ast.String(a)
+	}
+	return strings.Join(s, ", ")
+}
+
+// intervalMs evaluates a constant INTERVAL argument.
+func intervalMs(a ast.Expr) (int64, error) {
+	e, err := expr.Compile(a, expr.NewSchema())
+	if err != nil {
+		return 0, err
+	}
+	v, err := e.Eval(nil)
+	if err != nil {
+		return 0, errorf(a.Position(), "%v", err)
+	}
+	if v.Kind() != types.KindInterval {
+		return 0, errorf(a.Position(), "window size must be a constant INTERVAL, got %s", ast.String(a))
+	}
+	return v.Int(), nil
+}
+
+// watermarked reports whether column name of n comes straight from a
+// source table whose WATERMARK FOR is declared on it.
+func watermarked(n *Node, name string) bool {
+	for n.Op == OpCalc && len(n.Inputs) == 1 && n.Schema == n.Inputs[0].Schema || n.Op == OpWindow {
+		n = n.Inputs[0]
+	}
+	if n.Op != OpScan || n.Table.Watermark == nil {
+		return false
+	}
+	wm := strings.ToLower(n.Table.WatermarkText)
+	return strings.HasPrefix(wm, strings.ToLower(name)) || strings.Contains(wm, "("+strings.ToLower(name))
+}

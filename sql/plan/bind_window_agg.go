@@ -1,0 +1,157 @@
+package plan
+
+import (
+	"strings"
+
+	"clink/engine"
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// legacyWindowNames maps a legacy group window to its start and end
+// functions.
+var legacyWindowNames = map[string][2]string{
+	"TUMBLE": {"TUMBLE_START", "TUMBLE_END"},
+	"HOP":    {"HOP_START", "HOP_END"},
+}
+
+// legacyWindowFunc reports the auxiliary functions the planner substitutes
+// (so walk.go's unsupported lets them through).
+func legacyWindowFunc(name string) bool {
+	switch strings.ToUpper(name) {
+	case "TUMBLE", "HOP", "TUMBLE_START", "TUMBLE_END", "HOP_START", "HOP_END":
+		return true
+	}
+	return false
+}
+
+// groupWindows rewrites a legacy GROUP BY TUMBLE(ts, size) / HOP(ts, slide,
+// size): n gains a window node, the call becomes two group columns
+// (window_start, window_end), and the returned substitutes name the
+// auxiliary calls (TUMBLE_START(ts, size), ...) by the group expression
+// they stand for.
+func (b *binder) groupWindows(s *ast.Select, n *Node) ([]ast.Expr, *Node, map[string]string, error) {
+	var groups []ast.Expr
+	alias := map[string]string{}
+	for _, g := range s.GroupBy {
+		call, ok := g.(*ast.FuncCall)
+		names, legacy := legacyWindowNames[strings.ToUpper(call0(call, ok))]
+		if !legacy {
+			groups = append(groups, g)
+			continue
+		}
+		if len(alias) > 0 {
+			return nil, nil, nil, errorf(call.At, "only one group window per GROUP BY")
+		}
+		ref, ok := firstArg(call).(*ast.ColumnRef)
+		if !ok {
+			return nil, nil, nil, errorf(call.At, "%s needs a time column as its first argument", call.Name)
+		}
+		w, err := windowNode(call.At, strings.ToUpper(call.Name), n, ref, call.Args[1:])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		w.Schema.Cols[len(w.Schema.Cols)-2].Name = "$window_start"
+		w.Schema.Cols[len(w.Schema.Cols)-1].Name = "$window_end"
+		n = w
+		start := &ast.ColumnRef{At: call.At, Name: "$window_start"}
+		end := &ast.ColumnRef{At: call.At, Name: "$window_end"}
+		groups = append(groups, start, end)
+		alias[ast.String(&ast.FuncCall{Name: names[0], Args: call.Args})] = ast.String(start)
+		alias[ast.String(&ast.FuncCall{Name: names[1], Args: call.Args})] = ast.String(end)
+	}
+	return groups, n, alias, nil
+}
+
+func call0(c *ast.FuncCall, ok bool) string {
+	if !ok || c.Over != nil {
+		return ""
+	}
+	return c.Name
+}
+
+func firstArg(c *ast.FuncCall) ast.Expr {
+	if len(c.Args) == 0 {
+		return nil
+	}
+	return c.Args[0]
+}
+
+// windowAgg turns an aggregate over a watermarked window node, grouped by
+// its window_start or window_end, into an emit-once window aggregate. Any
+// other aggregate stays a continuously updating one.
+func windowAgg(agg, in *Node, groups []ast.Expr) *Node {
+	w := in
+	for w.Op == OpCalc && len(w.Inputs) == 1 && w.Schema == w.Inputs[0].Schema {
+		w = w.Inputs[0]
+	}
+	if w.Op != OpWindow || !w.Window.Watermark || !in.AppendOnly() {
+		return agg
+	}
+	ncols := len(w.Schema.Cols)
+	info := *w.Window
+	info.StartGroup, info.EndGroup = -1, -1
+	for i, g := range groups {
+		ref, ok := g.(*ast.ColumnRef)
+		if !ok {
+			continue
+		}
+		idx, err := in.Schema.Resolve(ref)
+		switch {
+		case err != nil:
+		case idx == ncols-2:
+			info.StartGroup = i
+		case idx == ncols-1:
+			info.EndGroup = i
+		}
+	}
+	switch {
+	case info.EndGroup >= 0:
+		info.End = colExpr(ncols-1, types.Timestamp)
+	case info.StartGroup >= 0 && info.Spec.Kind != ops.Cumulate:
+		info.End = plusMs{colExpr(ncols-2, types.Timestamp), info.Spec.Size}
+	default:
+		return agg
+	}
+	c := *agg
+	c.Op, c.Window = OpWindowAgg, &info
+	return &c
+}
+
+// plusMs adds a constant number of ms to a TIMESTAMP.
+type plusMs struct {
+	in expr.Expr
+	ms int64
+}
+
+func (p plusMs) Type() types.Type { return types.Timestamp }
+func (p plusMs) Eval(r types.Row) (types.Value, error) {
+	v, err := p.in.Eval(r)
+	if err != nil || v.IsNull() {
+		return v, err
+	}
+	return types.NewTimestamp(v.Int() + p.ms), nil
+}
+
+// window places a window node: the table function as a stateless stage
+// at its input's parallelism, the window aggregate as a keyed stage.
+func (b *builder) window(n *Node, ins []int) int {
+	if n.Op == OpWindow {
+		i := ins[0]
+		tvf := &ops.WindowTVF{Name: "window", TimeCol: n.Window.TimeCol, Spec: n.Window.Spec}
+		return b.add(n, "window", b.par(i), engine.StageSpec[ops.Change]{
+			NewOperator: func(int) engine.Operator[ops.Change] {
+				c := *tvf
+				return &c
+			},
+			Inputs: []engine.Edge[ops.Change]{{From: i, Partitioning: engine.Forward}},
+		}, []string{"forward <- " + b.name(i)})
+	}
+	cfg := ops.WindowAggConfig{End: n.Window.End, AggregateConfig: ops.AggregateConfig{Name: "window-agg",
+		GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed, AppendOnly: true}}
+	return b.keyed(n, ins, "window-agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
+		return ops.NewWindowAggregate(cfg)
+	})
+}
