@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,9 @@ type FeedConfig struct {
 	// not even build them: the per-record kinds the snapshot counters
 	// already total.
 	Skip []event.Kind
+	// Now stamps events the emitters left unstamped (nil: time.Now); a
+	// simulated clock's Now makes a feed deterministic.
+	Now func() time.Time
 }
 
 // Feed taps an event bus for the dashboard: it stamps each event with the
@@ -63,7 +67,11 @@ func (f *Feed) Dropped() int64 { return f.dropped.Load() }
 
 func (f *Feed) deliver(e event.Event) {
 	if e.Time.IsZero() {
-		e.Time = time.Now()
+		if f.cfg.Now != nil {
+			e.Time = f.cfg.Now()
+		} else {
+			e.Time = time.Now()
+		}
 	}
 	select {
 	case f.ch <- e:
@@ -110,6 +118,14 @@ func (f *Feed) cycle() {
 		}
 		on = !on
 	}
+}
+
+// Sampling describes the tap's duty cycle for the header.
+func (f *Feed) Sampling() string {
+	if f.cfg.Off <= 0 || f.cfg.On <= 0 {
+		return "every event"
+	}
+	return fmt.Sprintf("%s of every %s", f.cfg.On, f.cfg.On+f.cfg.Off)
 }
 
 // Close unsubscribes and waits for the feed's goroutine. The channel is

@@ -179,6 +179,7 @@ func (m *metrics) addLatency(d time.Duration) {
 // onEvent folds one runtime event.
 func (m *metrics) onEvent(e event.Event) {
 	m.events++
+	e.Key = printable(e.Key)
 	switch e.Kind {
 	case event.RecordParked:
 		m.park.Park(e.Subtask, e.Key, e.Time)
@@ -243,4 +244,18 @@ func (m *metrics) filteredLog(class, text string) []logLine {
 		}
 	}
 	return out
+}
+
+// printable replaces control characters (composite SQL keys separate
+// their columns with a tab) so that a key cannot break the layout.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '·'
+		}
+		return r
+	}, s)
 }

@@ -18,7 +18,7 @@ func (m *Model) headerLines() []string {
 	segs := []string{
 		"up " + dur(m.now.Sub(m.start).Truncate(time.Second)),
 		"in " + num(mm.r.in.PerSec) + "/s  out " + num(mm.r.out.PerSec) + "/s",
-		"watermark " + wmText(t.watermark),
+		"watermark " + wmText(t.watermark, mm.info.EventTime, "2006-01-02 15:04:05.000"),
 		fmt.Sprintf("open epoch %d", t.openEpoch),
 		"last ckpt " + m.lastCkpt(),
 		"state " + mm.info.StateURI,
@@ -47,9 +47,13 @@ func (m *Model) headerLines() []string {
 	return lines
 }
 
-func wmText(wm int64) string {
+// wmText renders a watermark: an event time in layout, or the number.
+func wmText(wm int64, eventTime bool, layout string) string {
 	if wm == math.MinInt64 {
 		return "none yet"
+	}
+	if eventTime {
+		return time.UnixMilli(wm).UTC().Format(layout)
 	}
 	return fmt.Sprint(wm)
 }
@@ -145,7 +149,7 @@ func (m *Model) epochsBody(w int) []string {
 				ws = append(ws, fmt.Sprintf("e%d (%d pending, %s)", wt.epoch, wt.pending, dur(m.now.Sub(wt.closedAt))))
 			}
 		}
-		line := fmt.Sprintf("%-8s open e%-5d wm %-8s waiting %d", subName(s), g.OpenEpoch, wmText(s.Watermark), g.PendingEpochs)
+		line := fmt.Sprintf("%-8s open e%-5d wm %-8s waiting %d", subName(s), g.OpenEpoch, wmText(s.Watermark, m.m.info.EventTime, "15:04:05.000"), g.PendingEpochs)
 		if len(ws) > 0 {
 			line += ": " + strings.Join(ws, " ")
 		}
@@ -207,7 +211,13 @@ func (m *Model) hotBody(w int) []string {
 		budget = bytes(t.hotMax)
 	}
 	next := ""
-	if b := mm.info.HotBudget; b > 0 && len(mm.snap.Subtasks) > 0 && b*int64(len(mm.snap.Subtasks)) != t.hotMax {
+	tiered := 0
+	for _, s := range mm.snap.Subtasks {
+		if s.State.HotMaxBytes > 0 {
+			tiered++
+		}
+	}
+	if b := mm.info.HotBudget; b > 0 && tiered > 0 && b*int64(tiered) != t.hotMax {
 		next = m.st.Warn.Render(fmt.Sprintf("  (next restore: %s per subtask)", bytes(b)))
 	}
 	return []string{

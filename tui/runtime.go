@@ -23,6 +23,7 @@ type Info struct {
 	HotBudget   int64  // per-subtask hot-tier budget in bytes (0: unbounded)
 	Dropped     int64  // events the tap dropped because the dashboard lagged
 	Sampling    string // how the event tap samples, e.g. "20ms of every 1s"
+	EventTime   bool   // watermarks are event times in Unix milliseconds
 }
 
 // Runtime is everything the dashboard reads and can ask for.

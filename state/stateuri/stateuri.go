@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"clink/engine/async"
 	"clink/engine/event"
@@ -91,6 +92,9 @@ type Factory struct {
 	cfg  Config
 	opts Options
 	pool state.RemotePool
+	// hotMax, when positive, overrides cfg.HotMaxBytes for backends built
+	// from now on (SetHotMaxBytes).
+	hotMax atomic.Int64
 }
 
 // Open parses uri and opens its pool.
@@ -150,8 +154,21 @@ func (f *Factory) New(name string, subtask, parallelism int) (state.Backend, err
 	}
 	return state.NewRemoteReadBackend(state.RemoteOptions{
 		Options: o, Pool: f.pool, Executor: f.opts.Executor, IOThreads: f.cfg.IOThreads,
-		HotMaxBytes: f.cfg.HotMaxBytes, WarmRestore: f.cfg.WarmRestore,
+		HotMaxBytes: f.HotMaxBytes(), WarmRestore: f.cfg.WarmRestore,
 	})
+}
+
+// SetHotMaxBytes changes the hot-tier budget of the backends New builds
+// from now on (0: back to the URI's); built backends keep theirs. The
+// dashboard uses it to apply a new budget at the next restore.
+func (f *Factory) SetHotMaxBytes(n int64) { f.hotMax.Store(max(n, 0)) }
+
+// HotMaxBytes is the hot-tier budget New gives backends (0: unbounded).
+func (f *Factory) HotMaxBytes() int64 {
+	if n := f.hotMax.Load(); n > 0 {
+		return n
+	}
+	return f.cfg.HotMaxBytes
 }
 
 // Close closes the shared pool. Close every backend first.
