@@ -45,11 +45,11 @@ func TestScenarios(t *testing.T) {
 
 // TestOracle: for a bounded number of seeds, the async path on
 // disagg-local:// gives the synchronous memory:// path's results and
-// per-key changelog order.
+// per-key changelog order, for the counter and for streaming SQL queries.
 func TestOracle(t *testing.T) {
-	n := uint64(60)
+	n := uint64(100)
 	if testing.Short() {
-		n = 15
+		n = 20
 	}
 	for seed := uint64(1); seed <= n; seed++ {
 		if err := CheckOracle(seed); err != nil {
