@@ -219,6 +219,17 @@ func (c *coordinator) settle() {
 	}
 }
 
+// inProgress counts checkpoints triggered and not yet finished.
+func (c *coordinator) inProgress() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.pending) + len(c.queue)
+	if c.persisting {
+		n++
+	}
+	return n
+}
+
 func (c *coordinator) checkpoints() []CheckpointInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -10,12 +10,21 @@ import (
 	"clink/state"
 )
 
+// ErrCheckpointInProgress refuses a checkpoint while the configured number
+// of earlier ones are still aligning or committing.
+var ErrCheckpointInProgress = errors.New("checkpoint: the previous checkpoint is still in progress")
+
 // TriggerCheckpoint starts the next checkpoint: every live source records
 // its position and sends a barrier. Its outcome arrives via OnCheckpoint
-// and Checkpoints once every subtask captured and the commit finished.
+// and Checkpoints once every subtask captured and the commit finished. It
+// never blocks: past MaxConcurrentCheckpoints it returns
+// ErrCheckpointInProgress.
 func (j *Job[T]) TriggerCheckpoint() (state.CheckpointID, error) {
 	j.triggerMu.Lock()
 	defer j.triggerMu.Unlock()
+	if n := j.coord.inProgress(); n >= j.cfg.MaxConcurrentCheckpoints {
+		return 0, fmt.Errorf("%w (%d in progress, at most %d)", ErrCheckpointInProgress, n, j.cfg.MaxConcurrentCheckpoints)
+	}
 	live := 0
 	for _, s := range j.sources {
 		if !s.done.Load() {

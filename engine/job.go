@@ -37,6 +37,9 @@ type JobConfig struct {
 	ChannelCapacity int
 	// OnCheckpoint is told of every checkpoint's outcome.
 	OnCheckpoint func(CheckpointInfo)
+	// MaxConcurrentCheckpoints bounds the checkpoints aligning or
+	// committing at once (0: 1, as Flink's default).
+	MaxConcurrentCheckpoints int
 }
 
 // Job is a running dataflow: stages of subtasks joined by exchanges. Drive
@@ -100,6 +103,12 @@ func (cfg *JobConfig) normalize() error {
 	}
 	if cfg.Parallelism > cfg.MaxKeyGroups {
 		return fmt.Errorf("parallelism %d exceeds the %d key groups", cfg.Parallelism, cfg.MaxKeyGroups)
+	}
+	if cfg.MaxConcurrentCheckpoints == 0 {
+		cfg.MaxConcurrentCheckpoints = 1
+	}
+	if cfg.MaxConcurrentCheckpoints < 0 || cfg.MaxConcurrentCheckpoints > 16 {
+		return fmt.Errorf("max concurrent checkpoints must be in 1..16, got %d", cfg.MaxConcurrentCheckpoints)
 	}
 	if cfg.ChannelCapacity == 0 {
 		cfg.ChannelCapacity = 1024

@@ -1,6 +1,7 @@
 package counter_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +21,9 @@ func twoSourceGraph(a, b *engine.Log[counter.Rec], p int) engine.Graph[counter.R
 		{Name: "a", Parallelism: 1, NewSource: a.Source},
 		{Name: "b", Parallelism: 1, NewSource: b.Source},
 		{Name: "count", Parallelism: p, OpID: 1,
-			NewOperator: func(int) engine.Operator[counter.Rec] { return counter.New(counter.Config{HashSeed: seed, Coalesce: true}) },
+			NewOperator: func(int) engine.Operator[counter.Rec] {
+				return counter.New(counter.Config{HashSeed: seed, Coalesce: true})
+			},
 			Inputs: []engine.Edge[counter.Rec]{{From: 0, Partitioning: engine.Hash, Key: key}, {From: 1, Partitioning: engine.Hash, Key: key}}},
 		// Sums the running totals: key k with n records ends at n(n+1)/2.
 		// Its subtasks hear from every count subtask, which reach a barrier
@@ -36,7 +39,7 @@ func twoSourceJob(t *testing.T, a, b *engine.Log[counter.Rec], pool *mempool.Poo
 	sim := async.NewSim(uint64(p)+uint64(restore), async.Uniform{Min: 0, Max: 2 * time.Millisecond})
 	j, err := engine.NewJob(twoSourceGraph(a, b, p), engine.Sink[counter.Rec](sink), engine.JobConfig{
 		HashSeed: seed, Pool: pool, Restore: restore, Clock: sim, Persist: sim, Idle: sim.Step, MaxInFlight: 8,
-		ChannelCapacity: 4,
+		ChannelCapacity: 4, MaxConcurrentCheckpoints: 4,
 		NewBackend: func(stage string, sub, par int) (state.Backend, error) {
 			return state.NewRemoteReadBackend(state.RemoteOptions{
 				Options: state.Options{Name: stage, HashSeed: seed}.ForSubtask(sub, par),
@@ -81,7 +84,7 @@ func TestOverlappingCheckpointsAlignAndRestore(t *testing.T) {
 					}
 				}
 				if rng.IntN(3) == 0 {
-					if _, err := j.TriggerCheckpoint(); err != nil {
+					if _, err := j.TriggerCheckpoint(); err != nil && !errors.Is(err, engine.ErrCheckpointInProgress) {
 						t.Fatal(err)
 					}
 				}
@@ -123,5 +126,33 @@ func TestOverlappingCheckpointsAlignAndRestore(t *testing.T) {
 				t.Fatal("nothing processed after restore")
 			}
 		})
+	}
+}
+
+func TestTriggerCheckpointRefusesBeyondTheLimit(t *testing.T) {
+	a, b := &engine.Log[counter.Rec]{}, &engine.Log[counter.Rec]{}
+	a.Append(counter.Rec{Key: []byte("k"), Value: 1})
+	sim := async.NewSim(1, async.Fixed(0))
+	j, err := engine.NewJob(twoSourceGraph(a, b, 1), engine.Sink[counter.Rec](newCollect()), engine.JobConfig{
+		HashSeed: seed, Pool: mempool.New(), Clock: sim, Persist: sim, Idle: sim.Step,
+		NewBackend: func(stage string, sub, par int) (state.Backend, error) {
+			return state.NewMemoryBackend(state.Options{Name: stage, HashSeed: seed}.ForSubtask(sub, par), nil)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.TriggerCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.TriggerCheckpoint(); !errors.Is(err, engine.ErrCheckpointInProgress) {
+		t.Fatalf("second trigger: %v, want ErrCheckpointInProgress", err)
+	}
+	if err := j.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.TriggerCheckpoint(); err != nil {
+		t.Fatalf("after the first completed: %v", err)
 	}
 }
