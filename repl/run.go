@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"clink/engine/async"
 	"clink/sql/ast"
@@ -26,6 +27,13 @@ type RunOptions struct {
 	Final bool
 	// BaseDir resolves relative paths of csv / jsonl tables.
 	BaseDir string
+	// CheckpointInterval checkpoints every query that often (0: never);
+	// Restore ("latest" or a checkpoint id) resumes each query from its
+	// checkpoints in the durable state URI; MaxOutage fails a query whose
+	// checkpoints keep failing that long. See docs/durability.md.
+	CheckpointInterval time.Duration
+	Restore            string
+	MaxOutage          time.Duration
 }
 
 // RunScript runs every statement of src in order, writing results to
@@ -41,7 +49,8 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 		return &ScriptError{Src: src, Err: err}
 	}
 	sess, err := session.New(session.Config{StateURI: o.StateURI, Parallelism: o.Parallelism,
-		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{}})
+		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{},
+		CheckpointInterval: o.CheckpointInterval, Resume: o.Restore, MaxOutage: o.MaxOutage})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final]", runRun)
+	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final] [--state URI --checkpoint-interval D --restore latest|ID]", runRun)
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -28,6 +28,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.MaxInFlight, "in-flight", 0, "cap on each async subtask's in-flight records (0: engine default)")
 	format := fs.String("format", "table", "output format: table, csv, jsonl or changelog")
 	fs.BoolVar(&o.Final, "final", false, "print each SELECT's final result instead of its changelog")
+	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", 0, "checkpoint each query this often, e.g. 1s (0: never)")
+	fs.StringVar(&o.Restore, "restore", "", "resume each query from its checkpoints in the durable --state: latest or a checkpoint id")
+	fs.DurationVar(&o.MaxOutage, "max-outage", 0, "fail a query when no checkpoint completed for this long, e.g. 2m (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -35,7 +36,15 @@ func CreateFileSink(t *Table, env Env, cols []string, changelog bool) (*FileSink
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	s := &FileSink{f: f, w: bufio.NewWriter(f), jsonl: t.Connector == "jsonl", changelog: changelog, cols: cols}
+	s := newFileEncoder(t, f, cols, changelog)
+	s.f = f
+	return s, nil
+}
+
+// newFileEncoder returns a FileSink writing to w (no file to close); the
+// header, if the table asks for one, is written (buffered) at once.
+func newFileEncoder(t *Table, w io.Writer, cols []string, changelog bool) *FileSink {
+	s := &FileSink{w: bufio.NewWriter(w), jsonl: t.Connector == "jsonl", changelog: changelog, cols: cols}
 	if !s.jsonl {
 		s.csv = csv.NewWriter(s.w)
 		if h, _ := t.BoolOpt("header", false); h {
@@ -46,7 +55,7 @@ func CreateFileSink(t *Table, env Env, cols []string, changelog bool) (*FileSink
 			s.err = s.csv.Write(hdr)
 		}
 	}
-	return s, nil
+	return s
 }
 
 // Write appends one change.
@@ -120,6 +129,9 @@ func (s *FileSink) Close() error {
 	}
 	if err := s.w.Flush(); s.err == nil {
 		s.err = err
+	}
+	if s.f == nil {
+		return s.err
 	}
 	if err := s.f.Close(); s.err == nil {
 		s.err = err

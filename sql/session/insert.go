@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"clink/sql/expr"
 	"clink/sql/ops"
 	"clink/sql/types"
+	"clink/state"
 )
 
 // insert runs INSERT INTO: VALUES rows into a values table, or a query's
@@ -97,6 +99,13 @@ func constValue(e ast.Expr, typ types.Type) (types.Value, error) {
 }
 
 func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []int, st *ast.Insert) (*Result, error) {
+	switch t.Connector {
+	case "values":
+	case "csv", "jsonl":
+		return s.insertFile(ctx, t, cols, st)
+	default:
+		return nil, ast.Errorf(st.At, "cannot INSERT INTO a %s table", t.Connector)
+	}
 	h, err := s.start(ctx, st.Query, "")
 	if err != nil {
 		return nil, err
@@ -105,34 +114,8 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 	if len(h.Columns) != len(cols) {
 		return nil, ast.Errorf(st.Query.At, "query has %d columns, table %s takes %d", len(h.Columns), t.Name, len(cols))
 	}
-	var sink *connector.FileSink
-	switch t.Connector {
-	case "values":
-	case "csv", "jsonl":
-		names := make([]string, len(cols))
-		for i, c := range cols {
-			names[i] = t.Columns[c].Name
-		}
-		if sink, err = connector.CreateFileSink(t, h.env(), names, !h.Plan.Root.AppendOnly()); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, ast.Errorf(st.At, "cannot INSERT INTO a %s table", t.Connector)
-	}
 	if err := h.waitEnd(ctx); err != nil {
-		if sink != nil {
-			sink.Close()
-		}
 		return nil, err
-	}
-	if sink != nil {
-		for _, ch := range h.Changes() {
-			sink.Write(castChange(ch, t, cols))
-		}
-		if err := sink.Close(); err != nil {
-			return nil, err
-		}
-		return message("wrote %d changes to %s", h.sink.Len(), t.Name), nil
 	}
 	rows := h.sink.Table()
 	for i, r := range rows {
@@ -140,6 +123,59 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 	}
 	t.Values.Append(rows...)
 	return message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name), nil
+}
+
+// errComplete stops the start of an INSERT whose output is already final.
+var errComplete = errors.New("output already complete")
+
+// insertFile runs INSERT INTO a csv / jsonl table through the
+// transactional file sink: output is published with each checkpoint, and
+// with Config.Resume the statement resumes from its checkpoint (or is
+// skipped when a previous run finished it).
+func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int, st *ast.Insert) (*Result, error) {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = t.Columns[c].Name
+	}
+	var txn *connector.TxnFileSink
+	setup := func(h *Handle) error {
+		if len(h.Columns) != len(cols) {
+			return ast.Errorf(st.Query.At, "query has %d columns, table %s takes %d", len(h.Columns), t.Name, len(cols))
+		}
+		var err error
+		txn, err = connector.OpenTxnFileSink(t, h.env(), names, !h.Plan.Root.AppendOnly(), h.CheckpointName(), h.restoredFrom)
+		if err != nil {
+			return err
+		}
+		if txn.Complete() {
+			return errComplete
+		}
+		h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
+		h.sink.OnBarrier = func(id state.CheckpointID, n int) {
+			txn.Barrier(id)
+			h.mark(id, n)
+		}
+		h.onCommit = txn.Committed
+		return nil
+	}
+	h, err := s.startWith(ctx, st.Query, "", startOpts{resume: s.cfg.Resume, setup: setup})
+	if errors.Is(err, errComplete) {
+		return message("%s is already complete (written by an earlier run)", t.Name), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if err := h.waitEnd(ctx); err != nil {
+		return nil, err
+	}
+	if err := txn.Finish(); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	if from := h.RestoredFrom(); from > 0 {
+		return message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName()), nil
+	}
+	return message("wrote %d changes to %s", h.sink.Len(), t.Name), nil
 }
 
 // castChange lays a result row out as a table row.

@@ -52,10 +52,28 @@ type Handle struct {
 	restoredFrom state.CheckpointID
 	onClose      []func() error
 	closed       bool
+
+	// name and run locate the query's checkpoints on a durable state URI
+	// ("" and 0 otherwise).
+	name string
+	run  int
+	// onCommit is told of every completed checkpoint (file sinks publish).
+	onCommit func(state.CheckpointID) error
+	ckpt     ckptWatch
 }
 
-// Query plans a SELECT and starts its job.
+// Query plans a SELECT and starts its job. On a durable state URI with
+// Config.Resume set, the query resumes from its checkpoints (see Resume).
 func (s *Session) Query(ctx context.Context, sql string) (*Handle, error) {
+	return s.Resume(ctx, sql, s.cfg.Resume)
+}
+
+// Resume plans a SELECT and starts its job from a checkpoint another
+// process (or this one) left in the durable state URI: from is "latest"
+// or a checkpoint id ("" starts fresh). Sources seek to the checkpoint's
+// positions and keyed state restores lazily; the handle's changelog holds
+// only what comes after the checkpoint.
+func (s *Session) Resume(ctx context.Context, sql, from string) (*Handle, error) {
 	st, err := parser.Parse(sql)
 	if err != nil {
 		return nil, wrap(sql, err)
@@ -64,12 +82,24 @@ func (s *Session) Query(ctx context.Context, sql string) (*Handle, error) {
 	if !ok {
 		return nil, wrap(sql, ast.Errorf(st.Position(), "Query runs a SELECT; use Exec for other statements"))
 	}
-	h, err := s.start(ctx, qs.Query, sql)
+	h, err := s.startWith(ctx, qs.Query, sql, startOpts{resume: from})
 	return h, wrap(sql, err)
 }
 
-// start plans q and starts its job.
+// startOpts are the optional parts of starting a query.
+type startOpts struct {
+	resume string // "" fresh, "latest" or a checkpoint id
+	// setup runs after the run is chosen and before the job starts.
+	setup func(h *Handle) error
+}
+
+// start plans q and starts its job fresh.
 func (s *Session) start(ctx context.Context, q *ast.Query, sql string) (*Handle, error) {
+	return s.startWith(ctx, q, sql, startOpts{})
+}
+
+// startWith plans q, picks its checkpoint prefix and starts its job.
+func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o startOpts) (*Handle, error) {
 	pq, err := s.cat.Plan(q)
 	if err != nil {
 		return nil, err
@@ -81,13 +111,28 @@ func (s *Session) start(ctx context.Context, q *ast.Query, sql string) (*Handle,
 	if err != nil {
 		return nil, err
 	}
-	h.factory, err = stateuri.Open(s.cfg.StateURI, stateuri.Options{
+	uri := s.cfg.StateURI
+	if Durable(uri) {
+		h.name = s.queryName(q)
+		rc, err := s.chooseRun(ctx, h.name, o.resume)
+		if err != nil {
+			return nil, err
+		}
+		uri, h.run, h.restoredFrom = rc.uri, rc.run, rc.restore
+	}
+	h.factory, err = stateuri.Open(uri, stateuri.Options{
 		Bus: s.cfg.Bus, HashSeed: s.cfg.HashSeed, Executor: s.cfg.Executor, Clock: s.cfg.Clock, Seed: s.cfg.Seed,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := h.launch(ctx, 0); err != nil {
+	if o.setup != nil {
+		if err := o.setup(h); err != nil {
+			h.factory.Close()
+			return nil, err
+		}
+	}
+	if err := h.launch(ctx, h.restoredFrom); err != nil {
 		h.factory.Close()
 		return nil, err
 	}
@@ -110,7 +155,7 @@ func (h *Handle) jobConfig(restore state.CheckpointID) engine.JobConfig {
 	jc := engine.JobConfig{
 		Name: "query", Parallelism: h.par, HashSeed: cfg.HashSeed, MaxInFlight: cfg.MaxInFlight,
 		Pool: h.factory.Pool(), Restore: restore, Bus: cfg.Bus, Clock: cfg.Clock, Idle: cfg.Idle,
-		ForceSync: cfg.ForceSync, ChannelCapacity: cfg.ChannelCapacity,
+		ForceSync: cfg.ForceSync, ChannelCapacity: cfg.ChannelCapacity, OnCheckpoint: h.checkpointDone,
 		NewBackend: func(stage string, sub, p int) (state.Backend, error) {
 			if !h.phys.Stateful(stage) {
 				return stateless{}, nil
@@ -142,9 +187,21 @@ func (h *Handle) launch(ctx context.Context, restore state.CheckpointID) error {
 	h.mu.Lock()
 	h.cancel, h.done = cancel, done
 	h.mu.Unlock()
+	h.ckpt.start(h.s.cfg.Clock)
 	go func() {
 		defer close(done)
+		tctx, stopTicker := context.WithCancel(rctx)
+		ticked := make(chan struct{})
+		go func() {
+			defer close(ticked)
+			h.tick(tctx, cancel)
+		}()
 		err := job.Run(rctx)
+		stopTicker()
+		<-ticked
+		if ferr := h.ckpt.failure(); ferr != nil {
+			err = ferr
+		}
 		h.mu.Lock()
 		h.runErr = err
 		h.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"clink/engine"
+	"clink/sql/ops"
 	"clink/sql/plan"
 	"clink/state"
 )
@@ -14,26 +16,9 @@ import (
 // checkpoint is complete; in stepped mode the caller runs the job until
 // idle for it to complete.
 func (h *Handle) Checkpoint(ctx context.Context) (state.CheckpointID, error) {
-	job := h.Job()
-	if job == nil {
-		return 0, errors.New("checkpoint: no running job")
-	}
-	h.mu.Lock()
-	pending := h.pendingCkpt
-	h.mu.Unlock()
-	if pending != 0 && len(job.Checkpoints()) < int(pending-h.restoredFrom) {
-		// the engine cannot align overlapping barriers
-		return 0, fmt.Errorf("checkpoint: checkpoint %d is still in progress", pending)
-	}
-	id, err := job.TriggerCheckpoint()
-	if err != nil {
-		return 0, fmt.Errorf("checkpoint: %w", err)
-	}
-	h.mu.Lock()
-	h.pendingCkpt = id
-	h.mu.Unlock()
-	if h.Stepped() {
-		return id, nil
+	id, job, err := h.trigger()
+	if err != nil || h.Stepped() {
+		return id, err
 	}
 	for {
 		for _, c := range job.Checkpoints() {
@@ -52,16 +37,32 @@ func (h *Handle) Checkpoint(ctx context.Context) (state.CheckpointID, error) {
 	}
 }
 
-// Checkpoints lists the completed checkpoints of the current job.
-func (h *Handle) Checkpoints() []state.CheckpointID {
-	var out []state.CheckpointID
-	for _, c := range h.Job().Checkpoints() {
-		if c.Err == nil {
-			out = append(out, c.ID)
-		}
+// trigger starts the next checkpoint unless the previous one is still in
+// progress (the engine cannot align overlapping barriers).
+func (h *Handle) trigger() (state.CheckpointID, *engine.Job[ops.Change], error) {
+	job := h.Job()
+	if job == nil {
+		return 0, nil, errors.New("checkpoint: no running job")
 	}
-	return out
+	h.mu.Lock()
+	pending, from := h.pendingCkpt, h.restoredFrom
+	h.mu.Unlock()
+	if pending != 0 && len(job.Checkpoints()) < int(pending-from) {
+		return 0, nil, fmt.Errorf("checkpoint: checkpoint %d is still in progress", pending)
+	}
+	id, err := job.TriggerCheckpoint()
+	if err != nil {
+		return 0, nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	h.mu.Lock()
+	h.pendingCkpt = id
+	h.mu.Unlock()
+	return id, job, nil
 }
+
+// Checkpoints lists the completed checkpoints of this handle's jobs (those
+// a Restore may name), oldest first. It is safe after Crash.
+func (h *Handle) Checkpoints() []state.CheckpointID { return h.ckpt.completed() }
 
 // Crash kills the job without a checkpoint: every subtask and backend is
 // torn down; the state pool (with its committed checkpoints) survives.
@@ -103,6 +104,7 @@ func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) erro
 	h.mu.Lock()
 	h.pendingCkpt, h.restoredFrom = 0, id
 	h.mu.Unlock()
+	h.ckpt.forget(id)
 	h.mu.Lock()
 	h.cursor = min(h.cursor, n)
 	h.mu.Unlock()

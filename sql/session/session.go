@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 
 	"clink/engine/async"
 	"clink/engine/event"
@@ -48,14 +49,26 @@ type Config struct {
 	ChannelCapacity int
 	// Seed seeds the simulated latency of disagg-local://.
 	Seed uint64
+	// CheckpointInterval, when positive, checkpoints every threaded query
+	// that often (see docs/durability.md).
+	CheckpointInterval time.Duration
+	// Resume makes queries started with Query (and INSERT INTO a file
+	// table) resume from their checkpoints in the durable state URI:
+	// "latest" or a checkpoint id; "" starts them fresh.
+	Resume string
+	// MaxOutage, when positive, fails a threaded query whose checkpoints
+	// keep failing (the remote tier is down) for longer than this; its last
+	// completed checkpoint stays intact for a later --restore.
+	MaxOutage time.Duration
 }
 
 // Session holds a catalog and runs statements. Exec and Query must not be
 // called concurrently; a running query's handle is safe to read from
 // another goroutine.
 type Session struct {
-	cfg Config
-	cat *plan.Catalog
+	cfg  Config
+	cat  *plan.Catalog
+	seen map[string]int // query name -> times started (see queryName)
 }
 
 // New returns a session; the state URI is checked now.
@@ -72,6 +85,12 @@ func New(cfg Config) (*Session, error) {
 	if _, _, err := stateuri.Parse(cfg.StateURI); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
+	if _, _, err := ParseRestore(cfg.Resume); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if cfg.Resume != "" && !Durable(cfg.StateURI) {
+		return nil, fmt.Errorf("session: restore %s needs a durable state URI (disagg-file:// or remote-read://), not %s", cfg.Resume, schemeOf(cfg.StateURI))
+	}
 	return &Session{cfg: cfg, cat: plan.NewCatalog()}, nil
 }
 
@@ -87,6 +106,16 @@ func (s *Session) SetStateURI(uri string) error {
 		return err
 	}
 	s.cfg.StateURI = uri
+	return nil
+}
+
+// SetMaxInFlight changes the in-flight cap of later queries' async
+// subtasks (0: the engine default).
+func (s *Session) SetMaxInFlight(n int) error {
+	if n < 0 {
+		return fmt.Errorf("in-flight cap must not be negative, got %d", n)
+	}
+	s.cfg.MaxInFlight = n
 	return nil
 }
 
@@ -238,4 +267,13 @@ func (s *Session) set(st *ast.Set) (*Result, error) {
 		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state)", st.Key)
 	}
 	return message("set %s = %s", st.Key, st.Value), nil
+}
+
+// schemeOf names a URI's scheme without printing the rest (it may hold
+// secrets).
+func schemeOf(uri string) string {
+	if i := strings.Index(uri, "://"); i >= 0 {
+		return uri[:i+3]
+	}
+	return "an invalid URI"
 }

@@ -1,0 +1,171 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"clink/engine"
+	"clink/engine/async"
+	"clink/state"
+)
+
+// ckptWatch follows a query's checkpoints: the completed ones (across
+// restores), when one last completed, and the failure that stops the query
+// (an outage longer than Config.MaxOutage, or a sink that cannot publish).
+type ckptWatch struct {
+	mu      sync.Mutex
+	clock   async.Clock
+	lastOK  time.Time
+	lastID  state.CheckpointID
+	lastErr error
+	done    []state.CheckpointID
+	fail    error
+	failed  chan struct{}
+}
+
+// start resets the outage timer for a new job.
+func (w *ckptWatch) start(clock async.Clock) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if clock == nil {
+		clock = async.RealClock{}
+	}
+	w.clock, w.lastOK, w.fail, w.failed = clock, clock.Now(), nil, make(chan struct{})
+}
+
+// setFail records the first failure and wakes the ticker.
+func (w *ckptWatch) setFail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fail == nil && w.failed != nil {
+		w.fail = err
+		close(w.failed)
+	}
+}
+
+func (w *ckptWatch) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fail
+}
+
+func (w *ckptWatch) failedChan() chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
+}
+
+// forget drops completed checkpoints newer than id (a restore rewinds).
+func (w *ckptWatch) forget(id state.CheckpointID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	kept := w.done[:0]
+	for _, c := range w.done {
+		if c <= id {
+			kept = append(kept, c)
+		}
+	}
+	w.done = kept
+}
+
+func (w *ckptWatch) completed() []state.CheckpointID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]state.CheckpointID(nil), w.done...)
+}
+
+// checkpointDone is the job's OnCheckpoint hook (called with the
+// coordinator's lock held: it must not call into the job).
+func (h *Handle) checkpointDone(info engine.CheckpointInfo) {
+	w := &h.ckpt
+	if info.Err != nil {
+		w.mu.Lock()
+		w.lastErr = info.Err
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Lock()
+	if w.clock != nil {
+		w.lastOK = w.clock.Now()
+	}
+	w.lastID, w.lastErr = info.ID, nil
+	w.done = append(w.done, info.ID)
+	w.mu.Unlock()
+	if h.onCommit != nil {
+		if err := h.onCommit(info.ID); err != nil {
+			w.setFail(fmt.Errorf("publish checkpoint %d: %w", info.ID, err))
+		}
+	}
+}
+
+// tick checkpoints the threaded job every Config.CheckpointInterval and
+// fails it (via cancel) when no checkpoint completed for Config.MaxOutage
+// or a sink could not publish.
+func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
+	cfg := h.s.cfg
+	var tc <-chan time.Time
+	if cfg.CheckpointInterval > 0 {
+		t := time.NewTicker(cfg.CheckpointInterval)
+		defer t.Stop()
+		tc = t.C
+	}
+	failed := h.ckpt.failedChan()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-failed:
+			cancel()
+			return
+		case <-tc:
+		}
+		if err := h.outage(); err != nil {
+			h.ckpt.setFail(err)
+			continue
+		}
+		_, _, _ = h.trigger() // overlapping or after the end: skip this tick
+	}
+}
+
+// outage reports an error once no checkpoint completed for MaxOutage.
+func (h *Handle) outage() error {
+	limit := h.s.cfg.MaxOutage
+	if limit <= 0 {
+		return nil
+	}
+	w := &h.ckpt
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	since := w.clock.Now().Sub(w.lastOK)
+	if since <= limit {
+		return nil
+	}
+	cause := "checkpoints did not complete"
+	if w.lastErr != nil {
+		cause = w.lastErr.Error()
+	}
+	last := "no checkpoint was completed yet"
+	if id := max(w.lastID, h.restoredFrom); id > 0 {
+		last = fmt.Sprintf("checkpoint %d is intact: rerun with --restore latest once the store is back", id)
+	}
+	return fmt.Errorf("remote state tier unavailable for %s (limit %s): %s; %s",
+		since.Round(time.Second), limit, cause, last)
+}
+
+// CheckpointName locates the query's checkpoints under a durable state
+// URI, "q-<fingerprint>/r<run>" ("" on a non-durable one).
+func (h *Handle) CheckpointName() string {
+	if h.name == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/r%d", h.name, h.run)
+}
+
+// RestoredFrom is the checkpoint the current job resumed from (0: fresh).
+func (h *Handle) RestoredFrom() state.CheckpointID {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.restoredFrom
+}
