@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/clink
 
-.PHONY: build run test lint bench replay s3 s3-stop clean
+.PHONY: build run test lint bench bench-quick bench-go replay s3 s3-stop clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clink
@@ -18,7 +18,16 @@ lint:
 test: lint
 	$(GO) test -race -count=1 ./...
 
-bench:
+# bench runs `clink bench` (every figure a ratio measured in one run) and
+# writes the report, JSON and plot to bench-out/; bench-go runs the Go
+# micro-benchmarks with -benchmem.
+bench: build
+	./$(BIN) bench --out bench-out
+
+bench-quick: build
+	./$(BIN) bench --quick
+
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./state/...
 
 replay: build
