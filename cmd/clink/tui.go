@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,7 +28,10 @@ func init() {
 
 type tuiOptions struct {
 	demo        bool
+	counter     bool
 	file        string
+	query       int
+	replay      string
 	state       string
 	rate        float64
 	keys        int
@@ -41,37 +45,94 @@ func runTUI(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o tuiOptions
-	fs.BoolVar(&o.demo, "demo", false, "run the demo job under the dashboard (the default without -f)")
-	fs.StringVar(&o.file, "f", "", "SQL file to run under the dashboard (not available yet)")
-	fs.StringVar(&o.state, "state", tuiDemoStateURI, "state URI of the demo job")
-	fs.Float64Var(&o.rate, "rate", 20_000, "generated records per second")
-	fs.IntVar(&o.keys, "keys", 20_000, "distinct keys of the generated input")
-	fs.IntVar(&o.parallelism, "parallelism", 4, "subtasks of the counting operator")
+	fs.BoolVar(&o.demo, "demo", false, "run the SQL demo (Nexmark into a GROUP BY and a join) under the dashboard: the default")
+	fs.BoolVar(&o.counter, "counter", false, "run the built-in keyed counter demo instead of SQL")
+	fs.StringVar(&o.file, "f", "", "SQL file or notebook (.md) to run under the dashboard")
+	fs.IntVar(&o.query, "query", 0, "with -f or --demo: which SELECT to show, 1-based (0: the last)")
+	fs.StringVar(&o.replay, "replay", "", "step through a scenario file (.scn) one directive at a time")
+	fs.StringVar(&o.state, "state", "", "state URI (default: disagg-local:// with ~2ms reads and -hot-budget)")
+	fs.Float64Var(&o.rate, "rate", 0, "generated records (counter) or Nexmark events (SQL demo) per second (default 20000 / 10000)")
+	fs.IntVar(&o.keys, "keys", 20_000, "distinct keys of the counter demo's input")
+	fs.IntVar(&o.parallelism, "parallelism", 4, "subtasks of each keyed operator")
 	fs.Int64Var(&o.hotBudget, "hot-budget", 64<<10, "hot-tier budget per subtask, bytes")
 	fs.DurationVar(&o.every, "checkpoint-every", 3*time.Second, "periodic checkpoint interval (0: only on c)")
 	fs.BoolVar(&o.tap, "full-tap", false, "tap every event instead of a sampled duty cycle")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.file != "" {
-		return errors.New("tui -f: running SQL files under the dashboard needs the SQL session, which is not wired yet; use --demo")
-	}
-	if o.rate <= 0 || o.keys <= 0 || o.parallelism <= 0 || o.hotBudget <= 0 {
-		return errors.New("tui: -rate, -keys, -parallelism and -hot-budget must be positive")
+	if err := o.defaults(); err != nil {
+		return err
 	}
 	f, ok := stdout.(*os.File)
 	if !ok || !term.IsTerminal(f.Fd()) {
 		return errors.New("tui: stdout is not a terminal; the dashboard needs one (try `clink demo` for text output)")
 	}
-	rt, err := newDemoRuntime(o)
+	switch {
+	case o.replay != "":
+		return runReplayStepper(o.replay, f)
+	case o.counter:
+		rt, err := newDemoRuntime(o)
+		if err != nil {
+			return err
+		}
+		return errors.Join(runDashboard(rt, f), rt.Close())
+	}
+	script, err := o.script()
 	if err != nil {
 		return err
 	}
+	d, err := startSQLDashboard(context.Background(), script, o)
+	if err != nil {
+		return err
+	}
+	return errors.Join(runDashboard(d.rt, f), d.Close())
+}
+
+// defaults fills the mode-dependent defaults and checks the flags.
+func (o *tuiOptions) defaults() error {
+	if n := btoi(o.demo) + btoi(o.counter) + btoi(o.file != "") + btoi(o.replay != ""); n > 1 {
+		return errors.New("tui: --demo, --counter, -f and --replay are exclusive")
+	}
+	if o.rate == 0 {
+		o.rate = 10_000
+		if o.counter {
+			o.rate = 20_000
+		}
+	}
+	if o.rate <= 0 || o.keys <= 0 || o.parallelism <= 0 || o.hotBudget <= 0 {
+		return errors.New("tui: -rate, -keys, -parallelism and -hot-budget must be positive")
+	}
+	if o.state == "" {
+		o.state = tuiDemoStateURI
+		if !o.counter {
+			o.state = demoSQLState(o.hotBudget)
+		}
+	}
+	return nil
+}
+
+// script is the -f file, or the SQL demo.
+func (o *tuiOptions) script() (*sqlScript, error) {
+	if o.file != "" {
+		return loadSQLScript(o.file, o.query)
+	}
+	return parseSQLScript("demo.sql", ".", fmt.Sprintf(tuiDemoSQL, o.rate), o.query)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runDashboard runs the dashboard over rt on the terminal f until q.
+func runDashboard(rt tui.Runtime, f *os.File) error {
 	m := tui.New(rt, tui.Config{})
 	p := tea.NewProgram(m, tea.WithOutput(f))
-	_, runErr := p.Run()
+	_, err := p.Run()
 	m.Stop()
-	return errors.Join(runErr, rt.Close())
+	return err
 }
 
 // demoRuntime runs the demo job for the dashboard and implements

@@ -22,7 +22,7 @@ func startTmux(t *testing.T, w, h int, command string) *tmuxSession {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not found on PATH (apt-get install tmux); the end-to-end dashboard test needs it")
 	}
-	s := &tmuxSession{t: t, name: fmt.Sprintf("clink-tui-test-%d", os.Getpid())}
+	s := &tmuxSession{t: t, name: fmt.Sprintf("clink-tui-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))}
 	out, err := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), command).CombinedOutput()
 	if err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
@@ -69,20 +69,70 @@ func (s *tmuxSession) waitFor(d time.Duration, want ...string) string {
 
 var inRate = regexp.MustCompile(`in (\S+)/s`)
 
-// TestTUIEndToEnd builds clink, runs `clink tui` in tmux, and checks every
-// panel draws with moving counters and that c, ? and q work.
-func TestTUIEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs it in tmux")
-	}
+// buildClink builds the binary once per test.
+func buildClink(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "clink")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// TestTUIEndToEnd builds clink, runs `clink tui` (the SQL demo) in tmux,
+// and checks every panel draws with moving counters and that c, ?, x and
+// q work.
+func TestTUIEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it in tmux")
+	}
+	driveDashboard(t, buildClink(t)+" tui --checkpoint-every 0", "FROM bid b JOIN auction a")
+}
+
+// TestTUICounterEndToEnd: the built-in counter demo still runs.
+func TestTUICounterEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it in tmux")
+	}
+	driveDashboard(t, buildClink(t)+" tui --counter --checkpoint-every 0", "built-in counter")
+}
+
+// TestTUIFileEndToEnd: `clink tui -f FILE.sql` runs the file's
+// statements and shows its chosen SELECT (a Nexmark GROUP BY) with
+// moving panels and results.
+func TestTUIFileEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it in tmux")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "q.sql")
+	src := `CREATE TABLE bid (auction BIGINT, price BIGINT, date_time TIMESTAMP(3),
+  WATERMARK FOR date_time AS date_time - INTERVAL '1' SECOND)
+  WITH (connector = 'nexmark', rate = 5000);
+SELECT price FROM bid WHERE price < 0;  -- not shown: -query picks the second
+SELECT auction, COUNT(*) AS bids, MAX(price) AS top_price FROM bid GROUP BY auction;
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scr := driveDashboard(t, fmt.Sprintf("%s tui -f %s -query 2 --checkpoint-every 0", buildClink(t), script),
+		"SELECT auction, COUNT(*) AS bids")
+	if !strings.Contains(scr, "+U[") && !strings.Contains(scr, "+I[") {
+		t.Errorf("the results panel shows no changelog lines:\n%s", scr)
+	}
+}
+
+var hotBytes = regexp.MustCompile(`bytes \S+ (\S+) of`)
+
+// driveDashboard runs command in tmux, checks the panels, the query line
+// (want), moving counters, c, ?, x and q, and returns a screen captured
+// while it ran.
+func driveDashboard(t *testing.T, command, want string) string {
+	t.Helper()
 	done := filepath.Join(t.TempDir(), "exited")
-	s := startTmux(t, 160, 48, fmt.Sprintf("%s tui --checkpoint-every 0; echo $? > %s; sleep 60", bin, done))
-	panels := []string{"Per-key gates", "Epochs", "In-flight reads", "Hot tier", "Checkpoint deltas", "Results", "Event log"}
-	first := s.waitFor(10*time.Second, panels...)
+	s := startTmux(t, 160, 48, fmt.Sprintf("%s; echo $? > %s; sleep 60", command, done))
+	panels := []string{"Per-key gates", "Epochs", "In-flight reads", "Hot tier", "Checkpoint deltas", "Results", "Event log", want}
+	first := s.waitFor(20*time.Second, panels...)
 	first = s.waitFor(10*time.Second, "up 1")
 	time.Sleep(1500 * time.Millisecond)
 	second := s.capture()
@@ -91,6 +141,9 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 	if m := inRate.FindStringSubmatch(second); m == nil || m[1] == "0" {
 		t.Errorf("records/s in is not moving: %v\n%s", m, second)
+	}
+	if m := hotBytes.FindStringSubmatch(second); m == nil || m[1] == "0B" {
+		t.Errorf("the hot tier holds nothing: %v\n%s", m, second)
 	}
 	s.keys("c")
 	s.waitFor(10*time.Second, "durable")
@@ -106,7 +159,7 @@ func TestTUIEndToEnd(t *testing.T) {
 			if code := strings.TrimSpace(string(b)); code != "0" {
 				t.Fatalf("clink tui exited with %s; screen:\n%s", code, s.capture())
 			}
-			return
+			return second
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("clink tui did not quit on q; screen:\n%s", s.capture())
