@@ -55,7 +55,7 @@ func (b *binder) setExpr(s ast.SetExpr) (*Node, error) {
 
 func (b *binder) setOp(s *ast.SetOp) (*Node, error) {
 	if s.Op != ast.Union {
-		return nil, errorf(s.At, "%s is not supported yet", s.Op)
+		return b.intersectExcept(s)
 	}
 	l, err := b.setExpr(s.Left)
 	if err != nil {
@@ -125,11 +125,9 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 	if s.From == nil {
 		return nil, errorf(s.At, "SELECT without FROM is not supported yet")
 	}
-	conj := conjuncts(s.Where)
-	for _, c := range conj {
-		if err := unsupported(c); err != nil {
-			return nil, err
-		}
+	conj, subs, err := splitSubqueries(conjuncts(s.Where))
+	if err != nil {
+		return nil, err
 	}
 	n, err := b.from(s.From, &conj)
 	if err != nil {
@@ -143,6 +141,9 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 		}
 		n = calc(n, ops.Proj{Filter: f}, n.Schema, "WHERE "+ast.String(w))
 	}
+	if n, err = b.whereSubqueries(n, subs, nil); err != nil {
+		return nil, err
+	}
 	for _, it := range s.Items {
 		if it.Expr != nil {
 			if err := unsupported(it.Expr); err != nil {
@@ -151,7 +152,7 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 		}
 	}
 	if s.Having != nil {
-		if err := unsupported(s.Having); err != nil {
+		if err := unsupportedBesideScalars(s.Having); err != nil {
 			return nil, err
 		}
 	}

@@ -78,6 +78,10 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	if s.Having == nil {
 		return agg, subst, nil
 	}
+	if hasSubquery(s.Having) {
+		n, err := b.havingSubqueries(agg, s.Having, subst)
+		return n, subst, err
+	}
 	h, err := (&expr.Compiler{Schema: agg.Schema, Substitutes: subst}).CompilePredicate(s.Having)
 	if err != nil {
 		return nil, nil, groupByHint(err, s.Having, subst)

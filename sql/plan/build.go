@@ -124,6 +124,8 @@ func (b *builder) node(n *Node) (int, error) {
 		return b.keyed(n, ins, "join", []ops.KeyFn{{Exprs: n.LeftKeys}, {Exprs: n.RightKeys}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewEquiJoin(cfg)
 		}), nil
+	case OpSetOp, OpSemiJoin:
+		return b.setOrSemi(n, ins), nil
 	}
 	return 0, fmt.Errorf("plan: unknown operator %v", n.Op)
 }

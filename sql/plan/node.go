@@ -22,6 +22,8 @@ const (
 	OpJoin
 	OpDistinct
 	OpUnion
+	OpSetOp
+	OpSemiJoin
 )
 
 // String names the operator as EXPLAIN shows it.
@@ -29,12 +31,12 @@ func (k OpKind) String() string {
 	if name, ok := windowOpName(k); ok {
 		return name
 	}
-	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union"}[k]
+	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union", "SetOp", "SemiJoin"}[k]
 }
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpAggregate || k == OpJoin || k == OpDistinct
+	return k == OpWindowAgg || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
 }
 
 // Node is one plan operator and its output schema.
@@ -53,6 +55,10 @@ type Node struct {
 	LeftKeys  []expr.Expr
 	RightKeys []expr.Expr
 	Cond      expr.Expr
+
+	SetKind ops.SetOpKind // SetOp
+	SetAll  bool
+	Semi    ops.SemiKind // SemiJoin (keys and Cond as a Join's)
 
 	Window *WindowInfo // Window and WindowAgg (bind_window.go)
 
@@ -87,6 +93,10 @@ func (n *Node) AppendOnly() bool {
 		return false
 	case OpJoin:
 		if n.JoinKind != ops.InnerJoin {
+			return false
+		}
+	case OpSetOp, OpSemiJoin:
+		if !extAppendOnly(n) {
 			return false
 		}
 	}

@@ -74,12 +74,10 @@ func unsupported(e ast.Expr) error {
 			return false
 		}
 		switch x := x.(type) {
-		case *ast.InQuery:
-			err = errorf(x.At, "IN (subquery) is not supported yet (rewrite it as a join)")
-		case *ast.Exists:
-			err = errorf(x.At, "EXISTS (subquery) is not supported yet (rewrite it as a join)")
+		case *ast.InQuery, *ast.Exists:
+			err = errorf(x.Position(), "IN/EXISTS (subquery) is supported only in WHERE, as a condition joined by AND (optionally with NOT)")
 		case *ast.Subquery:
-			err = errorf(x.At, "scalar subqueries are not supported yet (rewrite them as a join)")
+			err = errorf(x.At, "scalar subqueries are supported only in WHERE and HAVING conditions")
 		case *ast.FuncCall:
 			switch {
 			case x.Over != nil:

@@ -61,13 +61,13 @@ SELECT * FROM v ORDER BY n DESC, b;
 DROP VIEW v;
 SHOW VIEWS;`},
 		{"errors", `CREATE TABLE t (a INT, b VARCHAR);
-SELECT a, b FROM t WHERE a IN (SELECT a FROM t);`},
+SELECT a, b FROM t WHERE a IN (SELECT a FROM t) OR b = 'x';`},
 		{"err_over", `CREATE TABLE t (a INT, b VARCHAR);
 SELECT a, ROW_NUMBER() OVER (PARTITION BY b ORDER BY a) FROM t;`},
 		{"err_window", `CREATE TABLE t (a INT, ts TIMESTAMP(3));
 SELECT * FROM TUMBLE(t, a, INTERVAL '1' SECOND);`},
 		{"err_intersect", `CREATE TABLE t (a INT);
-SELECT a FROM t INTERSECT SELECT a FROM t;`},
+SELECT a FROM t INTERSECT SELECT a, a FROM t;`},
 		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'kafka');`},
 		{"err_nexmark", `CREATE TABLE bid (auction BIGINT, nope INT) WITH (connector = 'nexmark');`},
 		{"explain", `CREATE TABLE a (id BIGINT, cat BIGINT) WITH (connector = 'values');

@@ -76,7 +76,7 @@ func runnerPath(cfg Config, phys *plan.Physical, st plan.Stage) string {
 	}
 	defer r.Close()
 	if !r.Async() {
-		return "sync"
+		return "sync" + syncReason(op, be, cfg.ForceSync)
 	}
 	path := "async"
 	if c, ok := op.(engine.ReadCoalescer); ok && c.CoalesceReads() {
@@ -86,6 +86,17 @@ func runnerPath(cfg Config, phys *plan.Physical, st plan.Stage) string {
 		path += ", deadline-ordered"
 	}
 	return path
+}
+
+// syncReason explains, for an operator that stays synchronous although
+// the backend defers reads, why it does (null-aware NOT IN).
+func syncReason(op any, be state.Backend, forced bool) string {
+	ab, ok := be.(state.AsyncBackend)
+	sr, has := op.(interface{ SyncReason() string })
+	if forced || !ok || !ab.SupportsAsyncGet() || !has || sr.SyncReason() == "" {
+		return ""
+	}
+	return " (" + sr.SyncReason() + ")"
 }
 
 type discard struct{}
