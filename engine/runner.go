@@ -208,6 +208,11 @@ func (r *Runner[T]) barrier(id state.CheckpointID) error {
 	if err := r.err; err != nil {
 		return err
 	}
+	if sn, ok := r.op.(Snapshotter); ok {
+		if err := sn.SnapshotState(id); err != nil {
+			return r.fail(err)
+		}
+	}
 	if err := r.capture(id); err != nil {
 		return r.fail(err)
 	}

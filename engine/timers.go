@@ -2,8 +2,6 @@ package engine
 
 import (
 	"container/heap"
-	"encoding/binary"
-	"fmt"
 	"slices"
 
 	"clink/engine/event"
@@ -44,23 +42,33 @@ func (c *Controller) SubmitDue(key uint64, body Body) {
 }
 
 // TimerOpBit marks the state namespace of an operator's persisted timers:
-// the timers of operator op live under op|TimerOpBit, keyed by the same key
-// bytes as the operator's own state, so they share its key group.
+// the timer index of operator op lives under op|TimerOpBit.
 const TimerOpBit state.OpID = 1 << 31
 
+// TimerScope places a subtask's timers in the job's key groups: the hash
+// seed and key-group count of its state backend, and the subtask's index
+// and parallelism, from which its key-group range follows.
+type TimerScope struct {
+	HashSeed     uint64
+	MaxKeyGroups int // 0: state.DefaultMaxKeyGroups
+	Subtask      int
+	Parallelism  int
+}
+
 // Timers is a subtask's event-time timer service over state keys. Each key
-// holds a set of timestamps; the set is written to keyed state (namespace
-// op|TimerOpBit, value: the sorted timestamps) on every change, so it is
-// checkpointed with the key. An in-memory min-heap orders every registered
-// (timestamp, key), so a watermark pops exactly the due keys: nothing is
-// scanned. Not safe for concurrent use: the runner goroutine owns it.
+// holds a set of timestamps, and an in-memory min-heap orders every
+// registered (timestamp, key), so a watermark pops exactly the due keys:
+// nothing is scanned. The timers and one operator-level event-time scalar
+// (a late-drop bound) are checkpointed as a per-key-group index (see
+// Flush and Restore in timer_index.go). Not safe for concurrent use: the
+// runner goroutine owns it.
 type Timers struct {
 	be    state.Backend
 	op    state.OpID
 	heap  timerHeap
 	byKey map[string][]int64
-	buf   []byte
 	due   []DueKey
+	index timerIndex
 }
 
 // DueKey is one key whose timers are due: Max is its largest due timestamp.
@@ -70,15 +78,17 @@ type DueKey struct {
 }
 
 // NewTimers returns the timer service of operator op over be.
-func NewTimers(be state.Backend, op state.OpID) *Timers {
-	return &Timers{be: be, op: op | TimerOpBit, byKey: map[string][]int64{}}
+func NewTimers(be state.Backend, op state.OpID, sc TimerScope) *Timers {
+	t := &Timers{be: be, op: op | TimerOpBit, byKey: map[string][]int64{}}
+	t.index.init(sc)
+	return t
 }
 
 // Len is the number of registered (key, timestamp) timers.
 func (t *Timers) Len() int { return t.heap.Len() }
 
 // Register sets a timer for key at ts; registering the same (key, ts)
-// twice is a no-op. It writes the key's timer set to state.
+// twice is a no-op. The key's group is marked for the next Flush.
 func (t *Timers) Register(key []byte, ts int64) error {
 	ks := t.byKey[string(key)]
 	i, found := slices.BinarySearch(ks, ts)
@@ -89,7 +99,8 @@ func (t *Timers) Register(key []byte, ts int64) error {
 	ks = slices.Insert(ks, i, ts)
 	t.byKey[k] = ks
 	heap.Push(&t.heap, timer{ts: ts, key: k})
-	return t.persist(k, ks)
+	t.index.touch(key)
+	return nil
 }
 
 // Next is the earliest registered timestamp (ok false when none).
@@ -105,9 +116,12 @@ func (t *Timers) Next() (ts int64, ok bool) {
 // timestamp. The returned slice is reused by the next call.
 func (t *Timers) Due(wm int64) ([]DueKey, error) {
 	t.due = t.due[:0]
-	at := map[string]int{}
+	var at map[string]int
 	for t.heap.Len() > 0 && t.heap.items[0].ts <= wm {
 		tm := heap.Pop(&t.heap).(timer)
+		if at == nil {
+			at = map[string]int{}
+		}
 		if i, ok := at[tm.key]; ok {
 			t.due[i].Max = max(t.due[i].Max, tm.ts)
 			continue
@@ -125,44 +139,9 @@ func (t *Timers) Due(wm int64) ([]DueKey, error) {
 		} else {
 			t.byKey[k] = ks
 		}
-		if err := t.persist(k, ks); err != nil {
-			return nil, err
-		}
+		t.index.touch(d.Key)
 	}
 	return t.due, nil
-}
-
-func (t *Timers) persist(key string, ks []int64) error {
-	var err error
-	if len(ks) == 0 {
-		err = t.be.Delete(t.op, []byte(key))
-	} else {
-		t.buf = t.buf[:0]
-		for _, ts := range ks {
-			t.buf = binary.AppendVarint(t.buf, ts)
-		}
-		err = t.be.Put(t.op, []byte(key), t.buf)
-	}
-	if err != nil {
-		return fmt.Errorf("timers: write state: %w", err)
-	}
-	return nil
-}
-
-// Load re-registers the timers of key from their persisted form (a value
-// read from namespace op|TimerOpBit), as a restore does.
-func (t *Timers) Load(key, val []byte) error {
-	for len(val) > 0 {
-		ts, n := binary.Varint(val)
-		if n <= 0 {
-			return fmt.Errorf("timers: corrupt timer set of key %x", key)
-		}
-		val = val[n:]
-		if err := t.Register(key, ts); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 type timer struct {

@@ -1,9 +1,14 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"clink/state"
+	"clink/state/mempool"
 )
 
 func TestTimersDueKeysOnly(t *testing.T) {
@@ -11,7 +16,7 @@ func TestTimersDueKeysOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := NewTimers(be, 7)
+	tm := NewTimers(be, 7, TimerScope{Parallelism: 1})
 	for _, r := range []struct {
 		key string
 		ts  int64
@@ -29,24 +34,10 @@ func TestTimersDueKeysOnly(t *testing.T) {
 	}
 	got := ""
 	for _, d := range due {
-		got += string(d.Key) + ":" + itoa(d.Max) + " "
+		got += fmt.Sprintf("%s:%d ", d.Key, d.Max)
 	}
 	if got != "a:10 b:8 " {
 		t.Fatalf("due at 10 = %q, want a:10 b:8", got)
-	}
-	if v, ok, _ := be.Get(7|TimerOpBit, []byte("a")); ok {
-		t.Fatalf("a's timers still persisted: %x", v)
-	}
-	v, ok, _ := be.Get(7|TimerOpBit, []byte("b"))
-	if !ok {
-		t.Fatal("b's remaining timer not persisted")
-	}
-	re := NewTimers(be, 7)
-	if err := re.Load([]byte("b"), v); err != nil {
-		t.Fatal(err)
-	}
-	if ts, _ := re.Next(); ts != 20 {
-		t.Fatalf("restored next = %d, want 20", ts)
 	}
 	if due, _ := tm.Due(25); len(due) != 1 || string(due[0].Key) != "b" {
 		t.Fatalf("due at 25 = %v, want only b", due)
@@ -56,9 +47,91 @@ func TestTimersDueKeysOnly(t *testing.T) {
 	}
 }
 
-func itoa(n int64) string {
-	if n < 10 {
-		return string(rune('0' + n))
+// TestTimersRestoreRescale checkpoints timers and a scalar at parallelism 1
+// and restores them at 1, 2 and 3: every subtask gets exactly the timers
+// of the keys it owns, nothing is lost or duplicated, and every subtask
+// gets the scalar, including those whose key groups hold no timer.
+func TestTimersRestoreRescale(t *testing.T) {
+	const seed = 42
+	pool := mempool.New()
+	be, err := state.NewMemoryBackend(state.Options{HashSeed: seed}, pool)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return itoa(n/10) + string(rune('0'+n%10))
+	tm := NewTimers(be, 3, TimerScope{HashSeed: seed, Parallelism: 1})
+	want := map[string][]int64{}
+	for i := range 40 {
+		k := fmt.Sprintf("k%d", i)
+		for _, ts := range []int64{int64(i), int64(100 + i)} {
+			if err := tm.Register([]byte(k), ts); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = append(want[k], ts)
+		}
+	}
+	if _, err := tm.Due(9); err != nil { // k0..k9 lose their first timer
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		k := fmt.Sprintf("k%d", i)
+		want[k] = want[k][1:]
+	}
+	tm.SetScalar(9)
+	checkpoint(t, tm, be, 1)
+	// A timer registered after the checkpoint must not survive the restore.
+	if err := tm.Register([]byte("late"), 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []int{1, 2, 3} {
+		got := map[string][]int64{}
+		for s := range p {
+			opts := state.Options{HashSeed: seed}.ForSubtask(s, p)
+			rb, err := state.NewMemoryBackend(opts, pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rb.Restore(context.Background(), 1); err != nil {
+				t.Fatal(err)
+			}
+			re := NewTimers(rb, 3, TimerScope{HashSeed: seed, Subtask: s, Parallelism: p})
+			if err := re.Restore(); err != nil {
+				t.Fatal(err)
+			}
+			if re.Scalar() != 9 {
+				t.Fatalf("p=%d subtask %d: scalar %d, want 9", p, s, re.Scalar())
+			}
+			due, _ := re.Due(math.MaxInt64)
+			for _, d := range due {
+				if owner := state.SubtaskForKeyGroup(re.index.group(d.Key), 128, p); owner != s {
+					t.Fatalf("p=%d: key %s restored on subtask %d, owner %d", p, d.Key, s, owner)
+				}
+				got[string(d.Key)] = append(got[string(d.Key)], d.Max)
+			}
+			for k, ts := range re.byKey {
+				t.Fatalf("p=%d: %s keeps %v after firing everything", p, k, ts)
+			}
+		}
+		for k, ts := range want {
+			if len(got[k]) != 1 || got[k][0] != slices.Max(ts) {
+				t.Fatalf("p=%d: key %s fired %v, want once at %d", p, k, got[k], slices.Max(ts))
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("p=%d: %d keys fired, want %d", p, len(got), len(want))
+		}
+	}
+}
+
+func checkpoint(t *testing.T, tm *Timers, be *state.MemoryBackend, id state.CheckpointID) {
+	t.Helper()
+	if err := tm.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := be.Capture(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Persist(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -49,7 +49,22 @@ func (w *WindowAggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	if err := w.agg.Open(ctx); err != nil {
 		return err
 	}
-	w.timers = engine.NewTimers(ctx.Backend, ctx.OpID)
+	w.timers = engine.NewTimers(ctx.Backend, ctx.OpID, engine.TimerScope{
+		HashSeed: w.agg.seed, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
+	if err := w.timers.Restore(); err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	w.wm = max(w.wm, w.timers.Scalar())
+	return nil
+}
+
+// SnapshotState saves the timers of the changed key groups and the
+// late-drop bound with the checkpoint.
+func (w *WindowAggregate) SnapshotState(state.CheckpointID) error {
+	w.timers.SetScalar(w.wm)
+	if err := w.timers.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", w.agg.name, err)
+	}
 	return nil
 }
 
