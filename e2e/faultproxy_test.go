@@ -175,4 +175,3 @@ func (p *faultProxy) chaos(stop <-chan struct{}, outage time.Duration) []string 
 		}
 	}
 }
-

@@ -240,7 +240,7 @@ func TestOutageLimit(t *testing.T) {
 	} else if !strings.Contains(out, "remote state tier unavailable") || !strings.Contains(out, "--restore latest") {
 		t.Fatalf("want a clear outage error, got %v:\n%s", err, out)
 	} else {
-		t.Logf("outage error as a user sees it:\n%s", lastLines(out, 2))
+		t.Logf("outage error as a user sees it:\n%s", lastLines(out, 4))
 	}
 	proxy.Up()
 	p = start(t, dir, env, append(args, "--restore", "latest")...)

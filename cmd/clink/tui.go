@@ -229,7 +229,7 @@ func (r *demoRuntime) Info() tui.Info {
 	in := tui.Info{
 		Query: fmt.Sprintf("SELECT key, COUNT(*) FROM generator(%g/s, %d keys) GROUP BY key   -- built-in counter, parallelism %d",
 			r.o.rate, r.o.keys, r.o.parallelism),
-		StateURI: r.o.state, MaxInFlight: demoMaxInFlight, HotBudget: r.budget,
+		StateURI: tui.RedactURI(r.o.state), MaxInFlight: demoMaxInFlight, HotBudget: r.budget,
 		Dropped: r.feed.Dropped(), Sampling: "20ms of every second",
 	}
 	if r.o.tap {

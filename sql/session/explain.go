@@ -18,7 +18,7 @@ import (
 // from the state URI (subtask 0) and asked.
 func explain(cfg Config, phys *plan.Physical, par int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "state %s, parallelism %d\n", cfg.StateURI, par)
+	fmt.Fprintf(&b, "state %s, parallelism %d\n", stateuri.Redact(cfg.StateURI), par)
 	rows := [][]string{{"stage", "operator", "key", "parallelism", "input", "state", "path"}}
 	for _, st := range phys.Stages {
 		key, backend, path := "-", "-", "source"
@@ -29,7 +29,7 @@ func explain(cfg Config, phys *plan.Physical, par int) string {
 				path += " (bounded)"
 			}
 		case st.Stateful:
-			key, backend, path = st.Node.Key, cfg.StateURI, runnerPath(cfg, phys, st)
+			key, backend, path = st.Node.Key, stateuri.Redact(cfg.StateURI), runnerPath(cfg, phys, st)
 		default:
 			backend, path = "none", "sync (stateless)"
 		}

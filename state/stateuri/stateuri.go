@@ -116,10 +116,10 @@ func Open(uri string, opts Options) (*Factory, error) {
 	case RemoteRead, DisaggFile:
 		open := opener(cfg.Scheme)
 		if open == nil {
-			return nil, fmt.Errorf("state uri %q: %s:// needs its pool linked in (import clink/state/pools)", uri, cfg.Scheme)
+			return nil, fmt.Errorf("state uri %q: %s:// needs its pool linked in (import clink/state/pools)", Redact(uri), cfg.Scheme)
 		}
 		if f.pool, err = open(rest); err != nil {
-			return nil, fmt.Errorf("state uri %q: %w", uri, err)
+			return nil, fmt.Errorf("state uri %q: %w", Redact(uri), err)
 		}
 	}
 	return f, nil
@@ -178,7 +178,7 @@ func (f *Factory) Close() error { return f.pool.Close() }
 // returns the URL the pool opener gets (the factory's knobs removed).
 func Parse(uri string) (Config, *url.URL, error) {
 	bad := func(format string, args ...any) (Config, *url.URL, error) {
-		return Config{}, nil, fmt.Errorf("state uri %q: %s", uri, fmt.Sprintf(format, args...))
+		return Config{}, nil, fmt.Errorf("state uri %q: %s", Redact(uri), fmt.Sprintf(format, args...))
 	}
 	u, err := url.Parse(uri)
 	if err != nil {
@@ -218,6 +218,9 @@ func Parse(uri string) (Config, *url.URL, error) {
 		}
 		return cfg, nil, nil
 	case RemoteRead:
+		if u.User != nil {
+			return bad("credentials do not belong in the URI: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+		}
 		if u.Host == "" {
 			return bad("remote-read:// needs a bucket: remote-read://BUCKET/PREFIX")
 		}
