@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"clink/repl"
 )
@@ -51,10 +52,28 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := repl.RunScript(ctx, o, src, stdout); err != nil {
+	err = repl.RunScript(ctx, o, src, stdout)
+	if os.Getenv("CLINK_MEMSTATS") != "" {
+		reportPeakRSS(stderr)
+	}
+	if err != nil {
 		return errors.New(repl.RenderError(err, name))
 	}
 	return nil
+}
+
+// reportPeakRSS prints the process's peak resident set (VmHWM from
+// /proc/self/status) for the memory-bound test (CLINK_MEMSTATS=1).
+func reportPeakRSS(w io.Writer) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			fmt.Fprintln(w, "clink-memstats", strings.Join(strings.Fields(line), " "))
+		}
+	}
 }
 
 // runSource returns the script's text and the name errors use.

@@ -27,6 +27,10 @@ type Collector struct {
 	// OnBarrier, when set, is told the changelog length when a
 	// checkpoint's barrier reaches the sink.
 	OnBarrier func(id state.CheckpointID, n int)
+	// Discard keeps neither the changelog nor the table, only their count
+	// (file sinks: memory stays bounded); set it before the first change.
+	Discard bool
+	dropped int
 }
 
 type matRow struct {
@@ -49,8 +53,12 @@ func (c *Collector) notifyLocked() {
 func (c *Collector) Emit(ch ops.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.changes = append(c.changes, ch)
-	c.applyLocked(ch)
+	if c.Discard {
+		c.dropped++
+	} else {
+		c.changes = append(c.changes, ch)
+		c.applyLocked(ch)
+	}
 	if c.Tee != nil {
 		c.Tee(ch)
 	}
@@ -88,7 +96,7 @@ func (c *Collector) EmitWatermark(wm int64) {
 // a restore can rewind the collector to the checkpoint (Truncate).
 func (c *Collector) EmitBarrier(id state.CheckpointID) {
 	c.mu.Lock()
-	n, f := len(c.changes), c.OnBarrier
+	n, f := len(c.changes)+c.dropped, c.OnBarrier
 	c.mu.Unlock()
 	if f != nil {
 		f(id, n)
@@ -136,7 +144,7 @@ func (c *Collector) Watermark() int64 {
 func (c *Collector) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.changes)
+	return len(c.changes) + c.dropped
 }
 
 // Changes returns the changes from index from on.

@@ -150,6 +150,7 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 		if txn.Complete() {
 			return errComplete
 		}
+		h.sink.Discard = true
 		h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
 		h.sink.OnBarrier = func(id state.CheckpointID, n int) {
 			txn.Barrier(id)
