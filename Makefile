@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/clink
 
-.PHONY: build run test lint bench bench-quick bench-go replay s3 s3-stop clean
+.PHONY: build run test lint bench bench-quick bench-go replay s3 s3-stop soak fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clink
@@ -16,7 +16,23 @@ lint:
 	$(GO) vet ./...
 
 test: lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# soak: the kill -9 and fault soak tests for SOAK each (against the S3
+# server when CLINK_S3_ENDPOINT is set: make s3; eval "$$(scripts/s3.sh env)").
+SOAK ?= 10m
+soak:
+	$(GO) test -count=1 -timeout 120m -run 'TestKill9|TestFaultSoak' -v ./e2e -args -soak=$(SOAK)
+
+# fuzz: every parser of user input for FUZZTIME each.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./sql/parser
+	$(GO) test -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME) ./scenarios
+	$(GO) test -run '^$$' -fuzz '^FuzzNotebook$$' -fuzztime $(FUZZTIME) ./repl
+	$(GO) test -run '^$$' -fuzz '^FuzzCSVRows$$' -fuzztime $(FUZZTIME) ./sql/connector
+	$(GO) test -run '^$$' -fuzz '^FuzzJSONLRows$$' -fuzztime $(FUZZTIME) ./sql/connector
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./state/stateuri
 
 # bench runs `clink bench` (every figure a ratio measured in one run) and
 # writes the report, JSON and plot to bench-out/; bench-go runs the Go
