@@ -37,7 +37,7 @@ func init() {
 		{`\crash`, "", "kill the last query's job without a checkpoint (live: press x)", (*Shell).cmdCrash},
 		{`\restore`, "[ID]", "restore the last query from a checkpoint (default: the latest) and resume it", (*Shell).cmdRestore},
 		{`\result`, "", "show the last query's current result", (*Shell).cmdResult},
-		{`\tui`, "", "open the runtime dashboard", (*Shell).cmdTUI},
+		{`\tui`, "", "open the runtime dashboard over the last query (live: press t); q returns", (*Shell).cmdTUI},
 		{`\open`, "NOTEBOOK.md", "load a notebook's cells", (*Shell).cmdOpen},
 		{`\cells`, "", "list the open notebook's cells", (*Shell).cmdCells},
 		{`\cell`, "[N]", "show the current cell (or go to cell N)", (*Shell).cmdCell},
@@ -240,11 +240,6 @@ func (s *Shell) cmdResult(context.Context, string) error {
 		return err
 	}
 	s.printTable(q)
-	return nil
-}
-
-func (s *Shell) cmdTUI(context.Context, string) error {
-	fmt.Fprintln(s.out, "The runtime dashboard runs in its own screen: quit with \\q and start `clink tui` (see `clink tui -h`).")
 	return nil
 }
 

@@ -69,14 +69,12 @@ func (s *Shell) printTable(q *query) {
 func (s *Shell) watch(base context.Context, q *query) error {
 	ctx, stop := signal.NotifyContext(base, os.Interrupt)
 	defer stop()
-	var keys <-chan byte
-	if s.opts.Keys != nil && s.opts.Live {
-		kctx, cancel := context.WithCancel(ctx)
-		var wait func()
-		keys, wait = s.opts.Keys(kctx)
-		defer wait()
-		defer cancel()
+	keys := &keyReader{base: ctx}
+	if s.opts.Live {
+		keys.open = s.opts.Keys
 	}
+	keys.start()
+	defer keys.stop()
 	var tick <-chan time.Time
 	if d := s.opts.CheckpointInterval; d > 0 {
 		t := time.NewTicker(d)
@@ -95,7 +93,11 @@ func (s *Shell) watch(base context.Context, q *query) error {
 			return nil
 		}
 		select {
-		case k := <-keys:
+		case k := <-keys.ch:
+			if k == 't' || k == 'T' {
+				s.dashboardLive(base, q, v, keys)
+				continue
+			}
 			if s.key(base, q, v, k) {
 				q.h.Cancel()
 				v.finish("stopped")
@@ -109,6 +111,23 @@ func (s *Shell) watch(base context.Context, q *query) error {
 		}
 		v.refresh(false)
 	}
+}
+
+// dashboardLive opens the dashboard over the watched query: the live
+// keys stop so that the dashboard owns the terminal, and the view is
+// redrawn when it quits.
+func (s *Shell) dashboardLive(ctx context.Context, q *query, v *view, keys *keyReader) {
+	if s.opts.Dashboard == nil {
+		v.note("no dashboard here: run `clink tui -f FILE.sql`")
+		return
+	}
+	keys.stop()
+	err := s.openDashboard(ctx, q)
+	keys.start()
+	if err != nil {
+		v.note(err.Error())
+	}
+	v.refresh(true)
 }
 
 // pump reads the changes available within one refresh period. It reports

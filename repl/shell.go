@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"clink/engine/async"
+	"clink/engine/event"
 	"clink/sql/ast"
 	"clink/sql/parser"
 	"clink/sql/session"
@@ -32,6 +33,9 @@ type Options struct {
 	Keys func(ctx context.Context) (keys <-chan byte, wait func())
 	// Height returns the terminal height (nil: 24 lines).
 	Height func() int
+	// Dashboard, when set, is what \tui (and t during a live query)
+	// opens; it needs Live.
+	Dashboard Dashboard
 }
 
 // Shell runs statements and backslash commands against a session and
@@ -78,6 +82,9 @@ func (s *Shell) Settings() Settings { return s.opts.Settings }
 func (s *Shell) newSession() error {
 	cfg := session.Config{StateURI: s.opts.StateURI, Parallelism: s.opts.Parallelism,
 		MaxInFlight: s.opts.MaxInFlight, BaseDir: s.opts.BaseDir, Clock: async.RealClock{}}
+	if s.opts.Dashboard != nil {
+		cfg.Bus = event.NewBus() // the dashboard's event panels tap it
+	}
 	if s.opts.Stepped {
 		sim := async.NewSim(1, async.Fixed(time.Millisecond))
 		cfg.Clock, cfg.Executor, cfg.Idle = sim, sim, func() bool {

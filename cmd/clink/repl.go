@@ -54,7 +54,7 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 					return 0
 				}
 				return h
-			}},
+			}, Dashboard: replDashboard},
 		HistoryFile: repl.DefaultHistoryFile(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 	}
 	cfg.Color = cfg.Live && os.Getenv("NO_COLOR") == ""

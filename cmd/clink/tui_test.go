@@ -176,3 +176,35 @@ func TestTUINeedsTerminal(t *testing.T) {
 		t.Fatalf("want a not-a-terminal error, got %v", err)
 	}
 }
+
+// TestREPLDashboardInTerminal: during a live query t opens the dashboard
+// and q returns to the still-running live view; at the prompt \tui opens
+// it over the last query and q returns to the prompt.
+func TestREPLDashboardInTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary in a pseudo-terminal")
+	}
+	p := startPTY(t, filepath.Join(t.TempDir(), "history"))
+	p.send("CREATE TABLE bid (auction BIGINT, price BIGINT) WITH (connector = 'nexmark', rate = 2000);\r")
+	p.expect("created table bid")
+	p.expect("clink>")
+	p.send("SELECT auction, COUNT(*) AS n FROM bid GROUP BY auction;\r")
+	p.expect("changes")
+	p.send("t")
+	p.expect("Per-key gates")
+	p.expect("SELECT auction, COUNT(*) AS n FROM bid GROUP BY auction")
+	p.send("q")
+	p.expect("changes") // the live view again: the query kept running
+	time.Sleep(300 * time.Millisecond)
+	p.send("\x03")
+	p.expect("query stopped")
+	p.expect("clink>")
+	p.send("\\tui\r")
+	p.expect("Per-key gates")
+	p.send("q")
+	p.expect("clink>")
+	p.send("\\tables\r") // the REPL reads lines again
+	p.expect("(1 row)")
+	p.send("\\q\r")
+	waitExit(t, p)
+}
