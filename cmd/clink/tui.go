@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register("tui", "the live runtime dashboard (--demo: a keyed count on a simulated remote tier)", runTUI)
+	register("tui", "the live runtime dashboard: --demo (SQL on Nexmark), -f FILE.sql, --replay FILE.scn, --counter", runTUI)
 }
 
 type tuiOptions struct {
