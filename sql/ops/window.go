@@ -15,10 +15,13 @@ const (
 	Tumble WindowKind = iota
 	Hop
 	Cumulate
+	// Session assigns each row its own window [ts, ts+gap); only a
+	// SessionAggregate consumes it, merging overlapping ones.
+	Session
 )
 
 // String names the kind as SQL spells it.
-func (k WindowKind) String() string { return [...]string{"TUMBLE", "HOP", "CUMULATE"}[k] }
+func (k WindowKind) String() string { return [...]string{"TUMBLE", "HOP", "CUMULATE", "SESSION"}[k] }
 
 // WindowSpec is one window assignment: TUMBLE(size [, offset]),
 // HOP(slide, size) or CUMULATE(step, size), all in ms.
@@ -34,7 +37,7 @@ func (w WindowSpec) Validate() error {
 	switch {
 	case w.Size <= 0:
 		return fmt.Errorf("%s window size must be positive", w.Kind)
-	case w.Kind != Tumble && w.Slide <= 0:
+	case w.Kind != Tumble && w.Kind != Session && w.Slide <= 0:
 		return fmt.Errorf("%s window slide/step must be positive", w.Kind)
 	case w.Kind == Cumulate && w.Size%w.Slide != 0:
 		return fmt.Errorf("CUMULATE window size must be a multiple of its step")
@@ -55,6 +58,8 @@ func floorDiv(a, b int64) int64 {
 // order of start.
 func (w WindowSpec) Assign(ts int64, f func(start, end int64)) {
 	switch w.Kind {
+	case Session:
+		f(ts, ts+w.Size)
 	case Tumble:
 		s := floorDiv(ts-w.Offset, w.Size)*w.Size + w.Offset
 		f(s, s+w.Size)

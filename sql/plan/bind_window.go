@@ -19,6 +19,9 @@ const (
 	// OpWindowAgg is a GROUP BY over window columns on a watermarked
 	// append-only input: each (group, window) emitted once at the watermark.
 	OpWindowAgg
+	// OpSessionAgg is a GROUP BY over a SESSION window: each (group,
+	// session) emitted once when the watermark passes the session's end.
+	OpSessionAgg
 )
 
 func windowOpName(k OpKind) (string, bool) {
@@ -27,6 +30,8 @@ func windowOpName(k OpKind) (string, bool) {
 		return "Window", true
 	case OpWindowAgg:
 		return "WindowAggregate", true
+	case OpSessionAgg:
+		return "SessionAggregate", true
 	}
 	return "", false
 }
@@ -41,6 +46,9 @@ type WindowInfo struct {
 	End        expr.Expr
 	StartGroup int // index among GroupBy of window_start (-1: none)
 	EndGroup   int // index among GroupBy of window_end (-1: none)
+	// Sessioned marks a SESSION window node a session aggregate consumes
+	// (the only place its per-row windows mean anything).
+	Sessioned bool
 }
 
 // windowTable plans TUMBLE / HOP / CUMULATE in FROM.
@@ -65,9 +73,6 @@ func (b *binder) windowTable(t *ast.WindowTable) (*Node, error) {
 
 // windowNode appends window_start and window_end to in's rows.
 func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []ast.Expr) (*Node, error) {
-	if fn == "SESSION" {
-		return nil, errorf(at, "SESSION windows are not supported yet")
-	}
 	idx, err := in.Schema.Resolve(timeCol)
 	if err != nil {
 		return nil, err
@@ -92,9 +97,12 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 		spec = ops.WindowSpec{Kind: ops.Hop, Slide: ms[0], Size: ms[1]}
 	case fn == "CUMULATE" && len(ms) == 2:
 		spec = ops.WindowSpec{Kind: ops.Cumulate, Slide: ms[0], Size: ms[1]}
+	case fn == "SESSION" && len(ms) == 1:
+		spec = ops.WindowSpec{Kind: ops.Session, Size: ms[0]}
 	default:
 		return nil, errorf(at, "%s takes a time column and %s", fn, map[string]string{
-			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size", "CUMULATE": "a step and a size"}[fn])
+			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size", "CUMULATE": "a step and a size",
+			"SESSION": "a gap"}[fn])
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, errorf(at, "%v", err)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"strings"
 
 	"clink/engine"
@@ -13,15 +14,17 @@ import (
 // legacyWindowNames maps a legacy group window to its start and end
 // functions.
 var legacyWindowNames = map[string][2]string{
-	"TUMBLE": {"TUMBLE_START", "TUMBLE_END"},
-	"HOP":    {"HOP_START", "HOP_END"},
+	"TUMBLE":  {"TUMBLE_START", "TUMBLE_END"},
+	"HOP":     {"HOP_START", "HOP_END"},
+	"SESSION": {"SESSION_START", "SESSION_END"},
 }
 
 // legacyWindowFunc reports the auxiliary functions the planner substitutes
 // (so walk.go's unsupported lets them through).
 func legacyWindowFunc(name string) bool {
 	switch strings.ToUpper(name) {
-	case "TUMBLE", "HOP", "TUMBLE_START", "TUMBLE_END", "HOP_START", "HOP_END":
+	case "TUMBLE", "HOP", "TUMBLE_START", "TUMBLE_END", "HOP_START", "HOP_END",
+		"SESSION", "SESSION_START", "SESSION_END":
 		return true
 	}
 	return false
@@ -108,6 +111,9 @@ func windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 		}
 	}
 	switch {
+	case info.Spec.Kind == ops.Session && (info.EndGroup >= 0 || info.StartGroup >= 0):
+		w.Window.Sessioned = true
+		info.End = colExpr(ncols-2, types.Timestamp) // the row's own window start: its time
 	case info.EndGroup >= 0:
 		info.End = colExpr(ncols-1, types.Timestamp)
 	case info.StartGroup >= 0 && info.Spec.Kind != ops.Cumulate:
@@ -117,6 +123,9 @@ func windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 	}
 	c := *agg
 	c.Op, c.Window = OpWindowAgg, &info
+	if info.Spec.Kind == ops.Session {
+		c.Op = OpSessionAgg
+	}
 	return &c
 }
 
@@ -137,8 +146,11 @@ func (p plusMs) Eval(r types.Row) (types.Value, error) {
 
 // window places a window node: the table function as a stateless stage
 // at its input's parallelism, the window aggregate as a keyed stage.
-func (b *builder) window(n *Node, ins []int) int {
+func (b *builder) window(n *Node, ins []int) (int, error) {
 	if n.Op == OpWindow {
+		if n.Window.Spec.Kind == ops.Session && !n.Window.Sessioned {
+			return 0, errors.New("a SESSION window must be grouped by its window_start/window_end (or GROUP BY SESSION(...)) over a time column with a WATERMARK and an append-only input")
+		}
 		i := ins[0]
 		tvf := &ops.WindowTVF{Name: "window", TimeCol: n.Window.TimeCol, Spec: n.Window.Spec}
 		return b.add(n, "window", b.par(i), engine.StageSpec[ops.Change]{
@@ -147,11 +159,32 @@ func (b *builder) window(n *Node, ins []int) int {
 				return &c
 			},
 			Inputs: []engine.Edge[ops.Change]{{From: i, Partitioning: engine.Forward}},
-		}, []string{"forward <- " + b.name(i)})
+		}, []string{"forward <- " + b.name(i)}), nil
+	}
+	if n.Op == OpSessionAgg {
+		return b.sessionAgg(n, ins), nil
 	}
 	cfg := ops.WindowAggConfig{End: n.Window.End, AggregateConfig: ops.AggregateConfig{Name: "window-agg",
 		GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed, AppendOnly: true}}
 	return b.keyed(n, ins, "window-agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
 		return ops.NewWindowAggregate(cfg)
+	}), nil
+}
+
+// sessionAgg places a session window aggregate keyed by the group
+// expressions other than the window columns.
+func (b *builder) sessionAgg(n *Node, ins []int) int {
+	w := n.Window
+	var key []expr.Expr
+	for i, g := range n.GroupBy {
+		if i != w.StartGroup && i != w.EndGroup {
+			key = append(key, g)
+		}
+	}
+	cfg := ops.SessionAggConfig{Key: key, Time: w.End, Gap: w.Spec.Size, StartGroup: w.StartGroup, EndGroup: w.EndGroup,
+		AggregateConfig: ops.AggregateConfig{Name: "session-agg", GroupBy: n.GroupBy, Aggs: n.Aggs,
+			HashSeed: b.opts.HashSeed, AppendOnly: true}}
+	return b.keyed(n, ins, "session-agg", []ops.KeyFn{{Exprs: key}}, func(int) engine.Operator[ops.Change] {
+		return ops.NewSessionAggregate(cfg)
 	})
 }

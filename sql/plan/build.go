@@ -116,8 +116,8 @@ func (b *builder) node(n *Node) (int, error) {
 		return b.keyed(n, ins, "distinct", []ops.KeyFn{{}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewDistinct("distinct", b.opts.HashSeed, types)
 		}), nil
-	case OpWindow, OpWindowAgg:
-		return b.window(n, ins), nil
+	case OpWindow, OpWindowAgg, OpSessionAgg:
+		return b.window(n, ins)
 	case OpJoin:
 		cfg := ops.JoinConfig{Name: "join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 			LeftWidth: len(n.Inputs[0].Schema.Cols), RightWidth: len(n.Inputs[1].Schema.Cols), Cond: n.Cond, HashSeed: b.opts.HashSeed}

@@ -36,7 +36,7 @@ func (k OpKind) String() string {
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
+	return k == OpWindowAgg || k == OpSessionAgg || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
 }
 
 // Node is one plan operator and its output schema.

@@ -45,6 +45,7 @@ var (
 var windowRecoverQueries = []string{
 	`SELECT k, window_start, window_end, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start, window_end`,
 	`SELECT k, HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND), MAX(v) FROM ev GROUP BY k, HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)`,
+	`SELECT k, SESSION_START(ts, INTERVAL '3' SECOND), SESSION_END(ts, INTERVAL '3' SECOND), COUNT(*), SUM(v) FROM ev GROUP BY k, SESSION(ts, INTERVAL '3' SECOND)`,
 }
 
 // TestWindowCrashRestore: windows open at a checkpoint, a crash after some

@@ -1,0 +1,96 @@
+package session_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sessionOracle numbers each key's sessions in SQLite with a running sum
+// of gap flags (a row starts a session when it is at least gap ms after
+// the key's previous row) over ev_ok, the rows that are not late.
+func sessionOracle(gap, sel, where string) string {
+	return `WITH f AS (SELECT k, v, ts, CASE WHEN ts - LAG(ts) OVER (PARTITION BY k ORDER BY ts, v) < ` + gap +
+		` THEN 0 ELSE 1 END AS g FROM ev_ok` + where + `),
+s AS (SELECT k, v, ts, SUM(g) OVER (PARTITION BY k ORDER BY ts, v ROWS UNBOUNDED PRECEDING) AS sid FROM f)
+SELECT ` + sel + ` FROM s GROUP BY k, sid`
+}
+
+// sessionQueries pairs each clink session query with its SQLite rewrite.
+var sessionQueries = [][2]string{
+	{`SELECT k, SESSION_START(ts, INTERVAL '1' SECOND), SESSION_END(ts, INTERVAL '1' SECOND), COUNT(*), SUM(v), MAX(v) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`,
+		sessionOracle("1000", `k, `+sts("MIN(ts)")+`, `+sts("MAX(ts) + 1000")+`, COUNT(*), SUM(v), MAX(v)`, "")},
+	{`SELECT k, window_start, window_end, AVG(v), MIN(v) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '400' MILLISECOND)) WHERE v > 20 GROUP BY k, window_start, window_end`,
+		sessionOracle("400", `k, `+sts("MIN(ts)")+`, `+sts("MAX(ts) + 400")+`, AVG(v), MIN(v)`, " WHERE v > 20")},
+	{`SELECT SESSION_END(ts, INTERVAL '2' SECOND) AS e, k, COUNT(*) FROM ev GROUP BY SESSION(ts, INTERVAL '2' SECOND), k`,
+		sessionOracle("2000", sts("MAX(ts) + 2000")+`, k, COUNT(*)`, "")},
+}
+
+// TestDifferentialSessions runs SESSION windows (legacy and TVF) over
+// out-of-order rows with a watermark, sync and async at parallelism 1
+// and 3, against SQLite's gap-flag rewrite; the late rows are dropped.
+func TestDifferentialSessions(t *testing.T) {
+	ddl, rows := windowEvents(13)
+	db := oracle(t, nil)
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE ev_ok (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r[1] == lateV {
+			continue
+		}
+		if _, err := db.Exec("INSERT INTO ev_ok VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := make([][]string, len(sessionQueries))
+	for i, q := range sessionQueries {
+		want[i] = oracleRows(t, db, q[1])
+		if len(want[i]) < 10 {
+			t.Fatalf("oracle %d: only %d sessions", i, len(want[i]))
+		}
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			s := newSession(t, v)
+			if _, err := s.Exec(context.Background(), ddl); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Exec(context.Background(), "EXPLAIN "+sessionQueries[0][0])
+			if err != nil || !strings.Contains(res[0].Message, "SessionAggregate") {
+				t.Fatalf("not planned as a session aggregate: %v\n%v", err, res)
+			}
+			if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
+				t.Fatalf("session aggregate not on the async path:\n%v", res[0].Message)
+			}
+			for i, q := range sessionQueries {
+				got := clinkRows(t, s, q[0])
+				if !slices.Equal(got, want[i]) {
+					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
+				}
+			}
+		})
+	}
+}
+
+// TestSessionErrors: a SESSION window nothing aggregates, or one over a
+// column without a watermark, is an error, not per-row windows.
+func TestSessionErrors(t *testing.T) {
+	s := newSession(t, variants[0])
+	ddl := `CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'values');
+CREATE TABLE nw (k BIGINT, ts TIMESTAMP(3)) WITH (connector = 'values');`
+	if _, err := s.Exec(context.Background(), ddl); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`SELECT * FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))`,
+		`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`,
+		`SELECT k, COUNT(*) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)`,
+	} {
+		if _, err := s.Query(context.Background(), q); err == nil || !strings.Contains(err.Error(), "SESSION") {
+			t.Errorf("%s: err = %v, want a SESSION error", q, err)
+		}
+	}
+}
