@@ -23,7 +23,8 @@ type entry struct {
 	dirty      bool // changed since the last capture
 	pins       int32
 	loads      int32
-	owned      bool // val is the backend's private buffer: Put may overwrite it in place
+	owned      bool   // val is the backend's private buffer: Put may overwrite it in place
+	scan       uint32 // the eviction scan that last skipped it (hotTier.scan)
 	prev, next *entry
 }
 
@@ -52,6 +53,15 @@ type hotTier struct {
 	dirtyList  []*entry // entries made dirty since the last capture
 	pinned     int
 	evictions  int64
+	// futile records that the last eviction scan (number scan) ended over
+	// budget: every entry it skipped is marked with scan, and until one of
+	// them changes (or, when the scan ran off the head, anything is added)
+	// a new scan would skip the same entries and evict nothing, so evict
+	// returns at once. It keeps writes O(1) while the tail is dirty or
+	// pinned between checkpoints, without changing what is evicted.
+	futile bool
+	atHead bool // the futile scan visited every listed entry
+	scan   uint32
 }
 
 func newHotTier(max int64) *hotTier { return &hotTier{m: make(map[string]*entry), max: max} }
@@ -86,7 +96,16 @@ func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
 	h.setDirty(e, dirty)
 }
 
+// changed notes that e's evictability may have changed: a futile scan
+// that skipped e is no longer known to be futile.
+func (h *hotTier) changed(e *entry) {
+	if h.futile && e.scan == h.scan {
+		h.futile = false
+	}
+}
+
 func (h *hotTier) setDirty(e *entry, dirty bool) {
+	h.changed(e)
 	if e.dirty != dirty {
 		e.dirty = dirty
 		if dirty {
@@ -109,6 +128,7 @@ func (h *hotTier) unpin(e *entry) {
 	if e.pins == 0 {
 		return
 	}
+	h.changed(e)
 	e.pins--
 	if e.pins == 0 {
 		h.pinned--
@@ -131,6 +151,7 @@ func (h *hotTier) remove(e *entry) {
 		e.pins = 0
 		h.pinned--
 	}
+	h.changed(e)
 }
 
 // dropPlaceholder removes e if it is a placeholder no load waits on.
@@ -144,9 +165,10 @@ func (h *hotTier) dropPlaceholder(e *entry) {
 // within budget, giving up after MaxPinnedSkips futile skips. It calls
 // onEvict for each evicted entry (may be nil).
 func (h *hotTier) evict(onEvict func(*entry)) {
-	if h.max <= 0 {
+	if h.max <= 0 || h.futile {
 		return
 	}
+	h.scan++
 	skips := 0
 	e := h.tail
 	for e != nil && h.bytes > h.max && skips < MaxPinnedSkips {
@@ -158,13 +180,18 @@ func (h *hotTier) evict(onEvict func(*entry)) {
 				onEvict(e)
 			}
 		} else {
+			e.scan = h.scan
 			skips++
 		}
 		e = prev
 	}
+	h.futile, h.atHead = h.bytes > h.max, e == nil
 }
 
 func (h *hotTier) pushFront(e *entry) {
+	if h.atHead {
+		h.futile = false
+	}
 	e.prev, e.next = nil, h.head
 	if h.head != nil {
 		h.head.prev = e
@@ -176,6 +203,7 @@ func (h *hotTier) pushFront(e *entry) {
 }
 
 func (h *hotTier) unlink(e *entry) {
+	h.changed(e)
 	if e.prev != nil {
 		e.prev.next = e.next
 	} else {
@@ -201,6 +229,7 @@ func (h *hotTier) touch(e *entry) {
 // setCold stores a clean value in a placeholder e as the least recently
 // used entry (warm-up fills go behind everything the runner touched).
 func (h *hotTier) setCold(e *entry, val []byte, deleted bool) {
+	h.futile = false // inserted behind the entries a futile scan skipped
 	e.valid, e.val, e.deleted, e.owned = true, val, deleted, false
 	e.size = int64(len(e.k)+len(val)) + entryOverhead
 	h.n++

@@ -197,6 +197,7 @@ func (b *RemoteReadBackend) missLocked(op OpID, key []byte) *entry {
 // and a load that a Restore overtook is returned but not cached.
 func (b *RemoteReadBackend) fillLocked(e *entry, gen uint64, lk Lookup, err error) Lookup {
 	e.loads--
+	b.hot.changed(e)
 	b.st.inFlight--
 	if err != nil {
 		b.st.loadErrors++
