@@ -20,19 +20,13 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 		s.wmDue = false
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: s.wm}, true, nil
 	}
-	if s.atEnd {
-		return s.end()
-	}
 	row, ok, end, err := s.r.next()
 	if err != nil {
 		return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: %w", s.table.Name, err)
 	}
 	if end {
-		s.atEnd = true
-		if s.ending != nil {
-			s.ending.arrive()
-		}
-		return s.end()
+		s.state = 1
+		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
 	}
 	if !ok {
 		return engine.Element[ops.Change]{}, false, nil
@@ -50,21 +44,11 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 	return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: ops.Insert, Row: row}}, true, nil
 }
 
-// end emits the final watermark once every source of the group ended.
-func (s *Source) end() (engine.Element[ops.Change], bool, error) {
-	if s.ending != nil && !s.ending.all() {
-		return engine.Element[ops.Change]{}, false, nil
-	}
-	s.state = 1
-	return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
-}
-
 // Position is the reader's position (the watermark is re-derived).
 func (s *Source) Position() ([]byte, error) { return s.r.position(), nil }
 
 // Seek resumes the reader at a checkpointed position.
 func (s *Source) Seek(pos []byte) error {
-	s.atEnd = false
 	if err := s.r.seek(pos); err != nil {
 		return fmt.Errorf("source %s: seek: %w", s.table.Name, err)
 	}
@@ -97,5 +81,5 @@ func Open(t *Table, env Env) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSource(t, r, env.Ending), nil
+	return newSource(t, r), nil
 }

@@ -128,27 +128,7 @@ type Env struct {
 	EndInput *atomic.Bool
 	// Rejects counts rows a source skipped (on_error='skip').
 	Rejects *atomic.Int64
-	// Ending, when set, holds back each source's end until every source of
-	// the job reached its end (see EndGroup).
-	Ending *EndGroup
 }
-
-// EndGroup makes a job's sources end together. The engine records no
-// checkpoint position for a source that already ended, so a checkpoint
-// taken after one bounded source finished could not be restored; a source
-// that reached its end therefore idles (still taking barriers and
-// recording its position) until all sources of the job reached theirs.
-type EndGroup struct {
-	n       int64
-	arrived atomic.Int64
-}
-
-// NewEndGroup returns a group of n sources.
-func NewEndGroup(n int) *EndGroup { return &EndGroup{n: int64(n)} }
-
-func (g *EndGroup) arrive() { g.arrived.Add(1) }
-
-func (g *EndGroup) all() bool { return g.arrived.Load() >= g.n }
 
 // Path resolves a file path option against BaseDir.
 func (e Env) Path(p string) string {
@@ -180,11 +160,8 @@ type Source struct {
 	wm    int64
 	wmDue bool
 	state uint8 // 0 rows, 1 final watermark sent, 2 ended
-	// ending holds back the end until the job's other sources end.
-	ending *EndGroup
-	atEnd  bool
 }
 
-func newSource(t *Table, r rowReader, g *EndGroup) *Source {
-	return &Source{table: t, r: r, wm: math.MinInt64, ending: g}
+func newSource(t *Table, r rowReader) *Source {
+	return &Source{table: t, r: r, wm: math.MinInt64}
 }

@@ -58,13 +58,8 @@ func Build(q *Query, opts BuildOptions) (*Physical, error) {
 		return nil, fmt.Errorf("parallelism must be at least 1, got %d", opts.Parallelism)
 	}
 	b := &builder{opts: opts, phys: &Physical{}, done: map[*Node]int{}}
-	b.opts.Env.Ending = connector.NewEndGroup(countScans(q.Root, map[*Node]bool{}))
-	root, err := b.node(q.Root)
-	if err != nil {
+	if _, err := b.node(q.Root); err != nil {
 		return nil, err
-	}
-	if b.par(root) > 1 {
-		b.collect(root)
 	}
 	return b.phys, nil
 }
@@ -165,17 +160,6 @@ func (b *builder) calc(n *Node, ins []int) int {
 	}, desc)
 }
 
-// collect funnels a parallel result into one subtask before the sink: that
-// subtask aligns checkpoint barriers across its inputs, so the sink sees
-// each barrier at one exact point of its changelog.
-func (b *builder) collect(root int) int {
-	n := &Node{Op: OpCalc, Schema: b.phys.Stages[root].Node.Schema, Projs: []ops.Proj{{}}, Detail: "gather for the sink"}
-	return b.add(n, "gather", 1, engine.StageSpec[ops.Change]{
-		NewOperator: func(int) engine.Operator[ops.Change] { return &ops.Calc{Name: "gather", Inputs: n.Projs} },
-		Inputs:      []engine.Edge[ops.Change]{{From: root, Partitioning: engine.Single}},
-	}, []string{"single <- " + b.name(root)})
-}
-
 // keyed places a keyed stage at the job's parallelism behind Hash edges
 // that hash the same key bytes the operator keys its state by.
 func (b *builder) keyed(n *Node, ins []int, kind string, keys []ops.KeyFn, mk func(int) engine.Operator[ops.Change]) int {
@@ -186,21 +170,6 @@ func (b *builder) keyed(n *Node, ins []int, kind string, keys []ops.KeyFn, mk fu
 		desc = append(desc, "hash <- "+b.name(i))
 	}
 	return b.add(n, kind, b.opts.Parallelism, engine.StageSpec[ops.Change]{NewOperator: mk, Inputs: edges}, desc)
-}
-
-func countScans(n *Node, seen map[*Node]bool) int {
-	if seen[n] {
-		return 0
-	}
-	seen[n] = true
-	c := 0
-	if n.Op == OpScan {
-		c = 1
-	}
-	for _, in := range n.Inputs {
-		c += countScans(in, seen)
-	}
-	return c
 }
 
 // SortRows applies ORDER BY, OFFSET and LIMIT to a materialised result.
