@@ -39,6 +39,9 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 		alias = t.Name
 	}
 	if tab, ok := b.cat.Table(t.Name); ok {
+		if tab.Connector == "http" {
+			return nil, lookupScanError(t, tab)
+		}
 		return &Node{Op: OpScan, Schema: tab.Schema(alias), Table: tab, Detail: tab.Name + " (" + tab.Connector + ")"}, nil
 	}
 	v, ok := b.cat.View(t.Name)
@@ -60,6 +63,9 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 // join plans a join: equality conjuncts between the sides become the key,
 // the rest a residual condition over the joined row.
 func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
+	if n, ok, err := b.lookupJoin(j, where); ok {
+		return n, err
+	}
 	var lw, rw []ast.Expr // nested comma joins see the WHERE too
 	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {
 		lw, rw = *where, nil

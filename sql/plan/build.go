@@ -15,6 +15,8 @@ type BuildOptions struct {
 	Parallelism int // keyed operators' parallelism (>= 1)
 	HashSeed    uint64
 	Env         connector.Env
+	// Lookup is what lookup joins need from the session (build_lookup.go).
+	Lookup ops.LookupEnv
 }
 
 // Stage describes one engine stage for EXPLAIN and for the session's
@@ -119,6 +121,8 @@ func (b *builder) node(n *Node) (int, error) {
 		return b.keyed(n, ins, "join", []ops.KeyFn{{Exprs: n.LeftKeys}, {Exprs: n.RightKeys}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewEquiJoin(cfg)
 		}), nil
+	case OpLookupJoin:
+		return b.lookupStage(n, ins)
 	case OpSetOp, OpSemiJoin:
 		return b.setOrSemi(n, ins), nil
 	}

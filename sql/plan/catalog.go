@@ -71,7 +71,7 @@ func (c *Catalog) exists(name string) bool {
 }
 
 // connectors lists the connectors CREATE TABLE accepts.
-var connectors = map[string]bool{"values": true, "nexmark": true, "csv": true, "jsonl": true, "datagen": true}
+var connectors = map[string]bool{"values": true, "nexmark": true, "csv": true, "jsonl": true, "datagen": true, "http": true}
 
 // CreateTable adds a table. Connector options are checked now, so a bad
 // table fails at CREATE rather than at its first query.
@@ -101,7 +101,7 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		t.Connector = "values"
 	}
 	if !connectors[t.Connector] {
-		return t.OptErr("connector", "unknown connector %q (known: csv, datagen, jsonl, nexmark, values)", t.Connector)
+		return t.OptErr("connector", "unknown connector %q (known: csv, datagen, http, jsonl, nexmark, values)", t.Connector)
 	}
 	if err := c.watermark(t, ct.Watermark); err != nil {
 		return err
@@ -150,6 +150,8 @@ func checkConnector(t *connector.Table) error {
 		var n int64
 		n, err = t.IntOpt("rows", 0)
 		t.Bounded = n > 0
+	case "http":
+		_, err = connector.ParseHTTP(t)
 	case "csv", "jsonl":
 		t.Bounded = true
 		if _, ok := t.Opt("path"); !ok {

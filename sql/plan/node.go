@@ -31,6 +31,9 @@ func (k OpKind) String() string {
 	if name, ok := windowOpName(k); ok {
 		return name
 	}
+	if name, ok := lookupOpName(k); ok {
+		return name
+	}
 	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union", "SetOp", "SemiJoin"}[k]
 }
 

@@ -28,6 +28,8 @@ func explain(cfg Config, phys *plan.Physical, par int) string {
 			if st.Node.Table.Bounded {
 				path += " (bounded)"
 			}
+		case st.Node.Op == plan.OpLookupJoin:
+			key, backend, path = st.Node.Key, "none", lookupPath(cfg, phys, st)
 		case st.Stateful:
 			key, backend, path = st.Node.Key, stateuri.Redact(cfg.StateURI), runnerPath(cfg, phys, st)
 		default:

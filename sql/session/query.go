@@ -107,7 +107,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism,
 		marks: map[state.CheckpointID]int{}}
 	h.sink.OnBarrier = h.mark
-	h.phys, err = plan.Build(pq, plan.BuildOptions{Parallelism: h.par, HashSeed: s.cfg.HashSeed, Env: h.env()})
+	h.phys, err = plan.Build(pq, plan.BuildOptions{Parallelism: h.par, HashSeed: s.cfg.HashSeed, Env: h.env(), Lookup: h.lookupEnv()})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"clink/engine/async"
 	"clink/engine/event"
 	"clink/sql/ast"
+	"clink/sql/ops"
 	"clink/sql/parser"
 	"clink/sql/plan"
 	"clink/state/stateuri"
@@ -60,6 +61,10 @@ type Config struct {
 	// keep failing (the remote tier is down) for longer than this; its last
 	// completed checkpoint stays intact for a later --restore.
 	MaxOutage time.Duration
+	// LookupHTTP, when set, replaces the HTTP client of http lookup tables
+	// (a test hook: an in-process, deterministic service for stepped runs
+	// on a Sim). nil opens a uring.HTTPPool per lookup stage.
+	LookupHTTP ops.HTTPOpener
 }
 
 // Session holds a catalog and runs statements. Exec and Query must not be
