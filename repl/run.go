@@ -50,7 +50,8 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 	}
 	sess, err := session.New(session.Config{StateURI: o.StateURI, Parallelism: o.Parallelism,
 		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{},
-		CheckpointInterval: o.CheckpointInterval, Resume: o.Restore, MaxOutage: o.MaxOutage})
+		CheckpointInterval: o.CheckpointInterval, Resume: o.Restore, MaxOutage: o.MaxOutage,
+		SoftMemoryLimit: true})
 	if err != nil {
 		return err
 	}

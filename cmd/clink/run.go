@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"clink/repl"
@@ -63,8 +64,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 }
 
 // reportPeakRSS prints the process's peak resident set (VmHWM from
-// /proc/self/status) for the memory-bound test (CLINK_MEMSTATS=1).
+// /proc/self/status) and its Go soft memory limit for the memory-bound
+// test (CLINK_MEMSTATS=1).
 func reportPeakRSS(w io.Writer) {
+	fmt.Fprintln(w, "clink-memstats GoMemLimit:", debug.SetMemoryLimit(-1))
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return

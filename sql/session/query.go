@@ -132,6 +132,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 			return nil, err
 		}
 	}
+	h.applyMemoryLimit()
 	if err := h.launch(ctx, h.restoredFrom); err != nil {
 		h.factory.Close()
 		return nil, err

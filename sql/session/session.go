@@ -65,6 +65,10 @@ type Config struct {
 	// (a test hook: an in-process, deterministic service for stepped runs
 	// on a Sim). nil opens a uring.HTTPPool per lookup stage.
 	LookupHTTP ops.HTTPOpener
+	// SoftMemoryLimit makes each started query set the process's Go soft
+	// memory limit from its hot budget (SoftMemoryLimit), unless GOMEMLIMIT
+	// is set: `clink run`, the REPL and the TUI turn it on.
+	SoftMemoryLimit bool
 }
 
 // Session holds a catalog and runs statements. Exec and Query must not be

@@ -121,8 +121,18 @@ func Open(uri string, opts Options) (*Factory, error) {
 		if f.pool, err = open(rest); err != nil {
 			return nil, fmt.Errorf("state uri %q: %w", Redact(uri), err)
 		}
+		if c, ok := f.pool.(interface{ SetCacheBytes(int64) }); ok {
+			c.SetCacheBytes(BlockCacheBytes(cfg.HotMaxBytes))
+		}
 	}
 	return f, nil
+}
+
+// BlockCacheBytes sizes a remote pool's cache of parsed run blocks from
+// one backend's hot-tier budget: the budget itself, at least 1 MiB and at
+// most 64 MiB, so a small hot budget is not dwarfed by the cache.
+func BlockCacheBytes(hotMaxBytes int64) int64 {
+	return min(max(hotMaxBytes, 1<<20), 64<<20)
 }
 
 // Config returns the parsed configuration.
