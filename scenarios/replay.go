@@ -40,6 +40,7 @@ func init() {
 		"trace":      (*Replayer).traceCmd,
 		"state":      (*Replayer).state,
 		"sql":        (*Replayer).sql,
+		"http":       (*Replayer).httpCmd,
 	}
 }
 
@@ -62,6 +63,7 @@ type Replayer struct {
 	sess *session.Session // the SQL session, made on the first `sql`
 	sim  *simSwitch       // the SQL session's simulation
 	q    *sqlStream       // the streaming query `sql stream` started
+	http *fakeHTTP        // the lookup service `http` scripted (httpfake.go)
 }
 
 // NewReplayer returns a replayer whose default seed (used unless a

@@ -77,6 +77,7 @@ func (r *Replayer) newSession() (*session.Session, error) {
 	s, err := session.New(session.Config{
 		StateURI: uri, Parallelism: cfg.Parallelism, MaxInFlight: cfg.MaxInFlight, HashSeed: cfg.Seed,
 		Bus: r.w.bus, Clock: sim, Executor: sim, Idle: func() bool { return idle(sim.cur) }, Seed: cfg.Seed,
+		LookupHTTP: r.lookupHTTP,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sql session: %w", err)
