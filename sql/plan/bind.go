@@ -146,7 +146,7 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 	}
 	for _, it := range s.Items {
 		if it.Expr != nil {
-			if err := unsupported(it.Expr); err != nil {
+			if err := unsupportedItem(it.Expr); err != nil {
 				return nil, err
 			}
 		}
@@ -161,6 +161,9 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 		if n, subst, err = b.aggregate(s, n); err != nil {
 			return nil, err
 		}
+	}
+	if n, subst, err = b.overWindows(s, n, subst); err != nil {
+		return nil, err
 	}
 	if n, err = b.project(s, n, subst); err != nil {
 		return nil, err

@@ -32,6 +32,8 @@ func windowOpName(k OpKind) (string, bool) {
 		return "WindowAggregate", true
 	case OpSessionAgg:
 		return "SessionAggregate", true
+	case OpOver:
+		return "OverAggregate", true
 	}
 	return "", false
 }

@@ -115,6 +115,8 @@ func (b *builder) node(n *Node) (int, error) {
 		}), nil
 	case OpWindow, OpWindowAgg, OpSessionAgg:
 		return b.window(n, ins)
+	case OpOver:
+		return b.over(n, ins), nil
 	case OpJoin:
 		cfg := ops.JoinConfig{Name: "join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 			LeftWidth: len(n.Inputs[0].Schema.Cols), RightWidth: len(n.Inputs[1].Schema.Cols), Cond: n.Cond, HashSeed: b.opts.HashSeed}

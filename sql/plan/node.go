@@ -39,7 +39,7 @@ func (k OpKind) String() string {
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpSessionAgg || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
+	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
 }
 
 // Node is one plan operator and its output schema.
@@ -64,6 +64,7 @@ type Node struct {
 	Semi    ops.SemiKind // SemiJoin (keys and Cond as a Join's)
 
 	Window *WindowInfo // Window and WindowAgg (bind_window.go)
+	Over   *OverInfo   // Over (bind_over.go)
 
 	// Detail and Key are EXPLAIN's description of the node and its key.
 	Detail string

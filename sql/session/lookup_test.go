@@ -351,3 +351,22 @@ EXPLAIN SELECT o.oid, u.name FROM orders o JOIN users u ON o.user_id = u.id`)
 		}
 	}
 }
+
+func TestLookupJoinCommaAndChained(t *testing.T) {
+	u := newUserService(t)
+	script := ordersDDL + u.ddl("") + `
+CREATE TABLE tiers (tier INT, label VARCHAR) WITH (connector = 'http', url = '` + u.srv.URL + `/users/{tier}');`
+	got, _, err := runLookup(t, session.Config{Parallelism: 2}, script,
+		`SELECT o.oid, u.name, t.tier FROM orders o JOIN users u ON o.user_id = u.id LEFT JOIN tiers t ON t.tier = u.tier`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tier 3 -> /users/3 is a 404; tier 1 -> /users/1, whose "tier" field (3) wins over the key.
+	assertRows(t, got, []string{"10 | ann | NULL", "11 | bob | NULL", "13 | NULL | 3", "15 | ann | NULL"})
+	got, _, err = runLookup(t, session.Config{Parallelism: 2}, script,
+		`SELECT o.oid, u.name FROM orders o, users u WHERE o.user_id = u.id AND u.tier > 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRows(t, got, []string{"10 | ann", "15 | ann"})
+}

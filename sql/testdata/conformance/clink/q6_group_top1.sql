@@ -1,1 +1,1 @@
--- skip: OVER (ROW_NUMBER top-N and a ROWS frame) (not supported yet)
+-- skip: OVER top-N ordered by price over a join, then a ROWS frame over its updating result (OVER needs an append-only input ordered by the watermarked time)

@@ -1,1 +1,1 @@
--- skip: OVER (ROW_NUMBER top-N) (not supported yet)
+-- skip: OVER top-N ordered by price or descending time (OVER orders by the watermarked time, ascending, only)

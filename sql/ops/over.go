@@ -1,0 +1,317 @@
+package ops
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"clink/engine"
+	"clink/engine/event"
+	"clink/sql/expr"
+	"clink/sql/types"
+	"clink/state"
+)
+
+// OverFunc is the function of one OVER call.
+type OverFunc uint8
+
+// OVER functions.
+const (
+	OverAggregate  OverFunc = iota // SUM / COUNT / MIN / MAX / AVG over the frame
+	OverRowNumber                  // ROW_NUMBER()
+	OverLag                        // LAG(x [, offset [, default]])
+	OverFirstValue                 // FIRST_VALUE(x) of the frame
+	OverLastValue                  // LAST_VALUE(x) of the frame
+)
+
+// OverFrame is a frame ending at the current row. An unbounded frame starts
+// at the partition's first row; otherwise a ROWS frame holds the N
+// preceding rows and a RANGE frame the rows at most N ms earlier. A RANGE
+// frame (the default) includes the current row's peers: rows with the same
+// time.
+type OverFrame struct {
+	Range     bool
+	Unbounded bool
+	N         int64
+}
+
+// OverCall is one OVER function over the input row.
+type OverCall struct {
+	Func    OverFunc
+	Agg     *expr.AggSpec // OverAggregate
+	Arg     expr.Expr     // LAG, FIRST_VALUE, LAST_VALUE
+	Offset  int64         // LAG
+	Default expr.Expr     // LAG's default (nil: NULL)
+	Frame   OverFrame     // OverAggregate, FIRST_VALUE, LAST_VALUE
+}
+
+// peers reports whether the call computes one value per group of rows
+// with the same time (a RANGE frame) rather than one per row.
+func (c *OverCall) peers() bool {
+	switch c.Func {
+	case OverAggregate, OverFirstValue, OverLastValue:
+		return c.Frame.Range
+	}
+	return false
+}
+
+// OverConfig is an OVER aggregate over a watermarked, append-only input:
+// the calls share PARTITION BY Partition and ORDER BY Time (ascending).
+type OverConfig struct {
+	Name      string
+	Partition []expr.Expr
+	Time      expr.Expr
+	Calls     []OverCall
+	HashSeed  uint64
+}
+
+// Over is OverAggregateRowOp. Per partition one state entry holds its
+// PartState: the tie-break sequence, the running row count, each call's
+// state (running accumulator, LAG ring or bounded-frame buffer) and the
+// pending rows. A row is appended to the pending rows with the next
+// sequence and registers an event-time timer at its time; the timer's fire
+// emits the partition's rows at or below the watermark in (time, sequence)
+// order, each with the calls' values appended. A row at or behind the
+// watermark seen when it arrived is dropped and counted.
+type Over struct {
+	keyed
+	cfg    OverConfig
+	timers *engine.Timers
+	wm     int64
+	late   int64
+	accs   []expr.Accumulator // per call; nil but for aggregates
+	zeros  [][]byte
+	rowBuf []byte
+	free   *overFire
+	drop   dropBody
+}
+
+// NewOver returns an OVER aggregate operator.
+func NewOver(cfg OverConfig) *Over {
+	o := &Over{cfg: cfg, wm: math.MinInt64}
+	o.name, o.seed = cfg.Name, cfg.HashSeed
+	part := cfg.Partition
+	if part == nil {
+		part = []expr.Expr{}
+	}
+	o.keys = []KeyFn{{Exprs: part}}
+	for _, p := range part {
+		o.keyTypes = append(o.keyTypes, p.Type())
+	}
+	o.apply = o.update
+	return o
+}
+
+// Open binds the backend, decides the path and restores the timers and
+// the late-drop bound.
+func (o *Over) Open(ctx *engine.OperatorContext[Change]) error {
+	o.open(ctx)
+	o.accs, o.zeros = make([]expr.Accumulator, len(o.cfg.Calls)), make([][]byte, len(o.cfg.Calls))
+	for i, c := range o.cfg.Calls {
+		if c.Func != OverAggregate {
+			continue
+		}
+		o.accs[i] = c.Agg.NewAccumulator()
+		if c.Frame.Unbounded && (c.Agg.Kind == expr.AggMin || c.Agg.Kind == expr.AggMax) {
+			o.accs[i] = newExtreme(c.Agg)
+		}
+		z, err := o.accs[i].MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
+		o.zeros[i] = z
+	}
+	o.timers = engine.NewTimers(ctx.Backend, ctx.OpID, engine.TimerScope{
+		HashSeed: o.seed, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
+	if err := o.timers.Restore(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	o.wm = max(o.wm, o.timers.Scalar())
+	return nil
+}
+
+// SnapshotState saves the changed key groups' timers and the late-drop
+// bound with the checkpoint.
+func (o *Over) SnapshotState(state.CheckpointID) error {
+	o.timers.SetScalar(o.wm)
+	if err := o.timers.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+// Late is the number of rows dropped as late.
+func (o *Over) Late() int64 { return o.late }
+
+// isLate reports (and counts) a row at or behind the watermark seen when
+// it arrived.
+func (o *Over) isLate(row types.Row) bool {
+	ts, err := o.cfg.Time.Eval(row)
+	if err != nil || ts.IsNull() || ts.Int() > o.wm {
+		return false
+	}
+	o.late++
+	if bus := o.ctx.Bus; bus.Wants(event.LateDropped) {
+		bus.Emit(event.Event{Kind: event.LateDropped, Operator: o.ctx.Name, Subtask: o.ctx.Subtask, N: ts.Int(), M: o.wm})
+	}
+	return true
+}
+
+// Process is the synchronous path.
+func (o *Over) Process(input int, ch Change) error {
+	if o.isLate(ch.Row) {
+		return nil
+	}
+	return o.process(input, ch)
+}
+
+// ProcessAsync returns the record's body (a no-op one for a late row).
+func (o *Over) ProcessAsync(input int, ch Change) engine.Body {
+	if o.isLate(ch.Row) {
+		return &o.drop
+	}
+	return o.keyed.ProcessAsync(input, ch)
+}
+
+// OnWatermarkObserved advances the late-drop bound the instant the runner
+// pulls the watermark.
+func (o *Over) OnWatermarkObserved(wm int64) { o.wm = max(o.wm, wm) }
+
+// OnWatermark fires the due partitions inline on the synchronous path; on
+// the async path FireTimers does it.
+func (o *Over) OnWatermark(wm int64) error {
+	o.wm = max(o.wm, wm)
+	if o.ctx.Controller != nil {
+		return nil
+	}
+	due, err := o.timers.Due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	for _, d := range due {
+		val, found, err := o.ctx.Backend.Get(o.ctx.OpID, d.Key)
+		if err != nil {
+			return fmt.Errorf("%s: read state: %w", o.name, err)
+		}
+		if err := o.fire(d, wm, val, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FireTimers submits one fire body per due partition (async path).
+func (o *Over) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
+	due, err := o.timers.Due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	for _, d := range due {
+		b := o.free
+		if b == nil {
+			b = &overFire{o: o}
+		} else {
+			o.free = b.next
+		}
+		b.due, b.wm = d, wm
+		submit(state.Hash(o.seed, d.Key), b)
+	}
+	return nil
+}
+
+// Close releases nothing.
+func (o *Over) Close() error { return nil }
+
+// update appends one row to its partition's pending rows (without
+// decoding the rest of the state) and registers a timer at its time.
+func (o *Over) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
+	if ch.Kind.Retracts() {
+		return fmt.Errorf("%s: an OVER aggregate needs an append-only input, got %s", o.name, ch.Kind)
+	}
+	tv, err := o.cfg.Time.Eval(ch.Row)
+	if err != nil {
+		return fmt.Errorf("%s: order time: %w", o.name, err)
+	}
+	if tv.IsNull() {
+		return nil
+	}
+	ts := tv.Int()
+	seq, rest := uint64(0), emptyPart
+	if found {
+		n := 0
+		if seq, n = binary.Uvarint(val); n <= 0 {
+			return fmt.Errorf("%s: %w", o.name, errAggState)
+		}
+		rest = val[n:]
+	}
+	o.rowBuf = types.AppendRow(o.rowBuf[:0], ch.Row)
+	out := make([]byte, 0, len(rest)+len(o.rowBuf)+32)
+	out = binary.AppendUvarint(out, seq+1)
+	out = append(out, rest...)
+	out = appendPending(out, pendingRow{ts: ts, seq: seq, row: o.rowBuf})
+	if err := o.timers.Register(key, ts); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return o.put(key, out)
+}
+
+// fire emits the partition's pending rows at or below wm and stores the
+// rest; a partition with nothing due (a stale timer) is left untouched.
+func (o *Over) fire(d engine.DueKey, wm int64, val []byte, found bool) error {
+	if o.ctx.Bus.Wants(event.TimerFired) {
+		o.ctx.Bus.Emit(event.Event{Kind: event.TimerFired, Operator: o.ctx.Name, Subtask: o.ctx.Subtask,
+			Key: o.label(d.Key), N: d.Max})
+	}
+	if !found {
+		return nil
+	}
+	ps, err := decodePart(val, len(o.cfg.Calls))
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	n := 0
+	for n < len(ps.pending) && ps.pending[n].ts <= wm {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := o.emitDue(ps, ps.pending[:n]); err != nil {
+		return err
+	}
+	ps.pending = ps.pending[n:]
+	return o.put(d.Key, ps.encode())
+}
+
+// overFire is one due partition's async fire: one GetAsync, then fire.
+type overFire struct {
+	o    *Over
+	due  engine.DueKey
+	wm   int64
+	next *overFire
+}
+
+// Label renders the partition key for runtime events.
+func (b *overFire) Label() string { return b.o.label(b.due.Key) }
+
+// Run issues the partition's read.
+func (b *overFire) Run(r *engine.Record) {
+	lk, t := b.o.async.GetAsync(b.o.ctx.OpID, b.due.Key, 0)
+	if t == nil {
+		b.done(r, lk, nil)
+		return
+	}
+	engine.Await(r, t, b.done)
+}
+
+func (b *overFire) done(r *engine.Record, lk state.Lookup, err error) {
+	o := b.o
+	if err == nil {
+		err = o.fire(b.due, b.wm, lk.Value, lk.Found)
+	} else {
+		err = fmt.Errorf("%s: read state: %w", o.name, err)
+	}
+	b.due = engine.DueKey{}
+	b.next, o.free = o.free, b
+	r.Finish(err)
+}

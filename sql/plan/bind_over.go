@@ -1,0 +1,260 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"clink/engine"
+	"clink/sql/ast"
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// OpOver is an OVER aggregate: the input rows, each emitted once when the
+// watermark passes its time, with one column per OVER call appended.
+const OpOver OpKind = 80
+
+// OverInfo is an OVER node's shared PARTITION BY and ORDER BY time and its
+// calls, all over the input row.
+type OverInfo struct {
+	Partition []expr.Expr
+	Time      expr.Expr
+	Calls     []ops.OverCall
+}
+
+// overCalls returns the distinct OVER calls of the SELECT list, in order.
+func overCalls(s *ast.Select) []*ast.FuncCall {
+	seen := map[string]bool{}
+	var out []*ast.FuncCall
+	for _, it := range s.Items {
+		walk(it.Expr, func(x ast.Expr) bool {
+			f, ok := x.(*ast.FuncCall)
+			if !ok || f.Over == nil {
+				return true
+			}
+			if k := ast.String(f); !seen[k] {
+				seen[k] = true
+				out = append(out, f)
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// unsupportedItem is unsupported for a SELECT item in which OVER calls
+// are planned: every call is checked on its own, without its OVER clause
+// (its arguments are walked separately).
+func unsupportedItem(e ast.Expr) error {
+	var err error
+	walk(e, func(x ast.Expr) bool {
+		switch x := x.(type) {
+		case *ast.InQuery, *ast.Exists, *ast.Subquery:
+			err = unsupported(x)
+		case *ast.FuncCall:
+			call := *x
+			call.Args, call.Filter, call.Over = nil, nil, nil
+			err = unsupported(&call)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// overWindows plans the SELECT list's OVER calls over n: an OpOver node
+// whose extra columns substitute for the calls. Without OVER calls it
+// returns its arguments unchanged.
+func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Node, map[string]int, error) {
+	calls := overCalls(s)
+	if len(calls) == 0 {
+		return n, subst, nil
+	}
+	if subst != nil {
+		return nil, nil, errorf(calls[0].At, "OVER (...) together with GROUP BY or aggregates is not supported yet")
+	}
+	spec := calls[0].Over
+	key := overKey(spec)
+	for _, c := range calls[1:] {
+		if overKey(c.Over) != key {
+			return nil, nil, errorf(c.At, "all OVER clauses of a SELECT must share PARTITION BY and ORDER BY")
+		}
+	}
+	info, err := overSpec(spec, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &expr.Compiler{Schema: n.Schema}
+	cols := append([]expr.Column{}, n.Schema.Cols...)
+	subst = map[string]int{}
+	var text []string
+	for i, call := range calls {
+		oc, typ, err := overCall(c, call)
+		if err != nil {
+			return nil, nil, err
+		}
+		info.Calls = append(info.Calls, oc)
+		subst[ast.String(call)] = len(cols)
+		cols = append(cols, expr.Column{Name: fmt.Sprintf("$over%d", i), Type: typ})
+		text = append(text, ast.String(call))
+	}
+	var parts []string
+	for _, p := range spec.PartitionBy {
+		parts = append(parts, ast.String(p))
+	}
+	return &Node{Op: OpOver, Inputs: []*Node{n}, Schema: expr.NewSchema(cols...), Over: info,
+		Detail: strings.Join(text, ", "), Key: strings.Join(parts, ", ")}, subst, nil
+}
+
+func overKey(w *ast.WindowSpec) string {
+	c := *w
+	c.Frame = nil
+	return ast.String(&ast.FuncCall{Name: "K", Over: &c})
+}
+
+// overSpec compiles PARTITION BY and checks ORDER BY: one ascending time
+// column with a WATERMARK over an append-only input.
+func overSpec(w *ast.WindowSpec, n *Node) (*OverInfo, error) {
+	c := &expr.Compiler{Schema: n.Schema}
+	info := &OverInfo{Partition: []expr.Expr{}}
+	for _, p := range w.PartitionBy {
+		e, err := c.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		info.Partition = append(info.Partition, e)
+	}
+	bad := errorf(w.At, "OVER needs ORDER BY one ascending time column with a WATERMARK, over an append-only input")
+	if len(w.OrderBy) != 1 || w.OrderBy[0].Desc || !n.AppendOnly() {
+		return nil, bad
+	}
+	ref, ok := w.OrderBy[0].Expr.(*ast.ColumnRef)
+	if !ok {
+		return nil, bad
+	}
+	idx, err := n.Schema.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	if n.Schema.Cols[idx].Type.Kind != types.KindTimestamp || !watermarked(n, n.Schema.Cols[idx].Name) {
+		return nil, bad
+	}
+	info.Time = colExpr(idx, n.Schema.Cols[idx].Type)
+	return info, nil
+}
+
+// overCall compiles one OVER call and returns its result type.
+func overCall(c *expr.Compiler, call *ast.FuncCall) (ops.OverCall, types.Type, error) {
+	var oc ops.OverCall
+	plain := *call
+	plain.Over = nil
+	nargs := func(lo, hi int) error {
+		if len(call.Args) < lo || len(call.Args) > hi || call.Star || call.Distinct || call.Filter != nil {
+			return errorf(call.At, "%s OVER (...) takes %d to %d arguments (no DISTINCT, FILTER or *)", call.Name, lo, hi)
+		}
+		return nil
+	}
+	switch strings.ToUpper(call.Name) {
+	case "SUM", "COUNT", "MIN", "MAX", "AVG":
+		if call.Distinct {
+			return oc, types.Type{}, errorf(call.At, "%s(DISTINCT ...) OVER (...) is not supported yet", call.Name)
+		}
+		spec, err := c.CompileAgg(&plain)
+		if err != nil {
+			return oc, types.Type{}, err
+		}
+		oc.Func, oc.Agg = ops.OverAggregate, spec
+		frame, err := overFrame(call.At, call.Over.Frame)
+		oc.Frame = frame
+		return oc, spec.Type, err
+	case "ROW_NUMBER":
+		oc.Func = ops.OverRowNumber
+		return oc, types.BigInt, nargs(0, 0)
+	case "FIRST_VALUE", "LAST_VALUE":
+		if err := nargs(1, 1); err != nil {
+			return oc, types.Type{}, err
+		}
+		oc.Func = ops.OverFirstValue
+		if strings.EqualFold(call.Name, "LAST_VALUE") {
+			oc.Func = ops.OverLastValue
+		}
+		frame, err := overFrame(call.At, call.Over.Frame)
+		if err != nil {
+			return oc, types.Type{}, err
+		}
+		oc.Frame = frame
+		oc.Arg, err = c.Compile(call.Args[0])
+		if err != nil {
+			return oc, types.Type{}, err
+		}
+		return oc, oc.Arg.Type(), nil
+	case "LAG":
+		return overLag(c, call, nargs(1, 3))
+	}
+	return oc, types.Type{}, errorf(call.At, "%s OVER (...) is not supported (SUM, COUNT, MIN, MAX, AVG, ROW_NUMBER, LAG, FIRST_VALUE, LAST_VALUE are)", call.Name)
+}
+
+// overLag compiles LAG(x [, offset [, default]]).
+func overLag(c *expr.Compiler, call *ast.FuncCall, argErr error) (ops.OverCall, types.Type, error) {
+	oc := ops.OverCall{Func: ops.OverLag, Offset: 1}
+	if argErr != nil {
+		return oc, types.Type{}, argErr
+	}
+	arg, err := c.Compile(call.Args[0])
+	if err != nil {
+		return oc, types.Type{}, err
+	}
+	oc.Arg = arg
+	if len(call.Args) > 1 {
+		if oc.Offset, err = constInt(call.Args[1], "the LAG offset"); err != nil {
+			return oc, types.Type{}, err
+		}
+	}
+	if len(call.Args) > 2 {
+		d, err := c.Compile(call.Args[2])
+		if err != nil {
+			return oc, types.Type{}, err
+		}
+		oc.Default = d
+		if d.Type() != arg.Type() {
+			oc.Default = castTo(d, arg.Type())
+		}
+	}
+	return oc, arg.Type(), nil
+}
+
+// overFrame checks a frame: UNBOUNDED or n / INTERVAL PRECEDING (or
+// CURRENT ROW) AND CURRENT ROW; no frame is RANGE UNBOUNDED PRECEDING.
+func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
+	if f == nil {
+		return ops.OverFrame{Range: true, Unbounded: true}, nil
+	}
+	fr := ops.OverFrame{Range: !f.Rows}
+	if f.End.Kind != ast.CurrentRow {
+		return fr, errorf(at, "OVER frames must end at CURRENT ROW")
+	}
+	var err error
+	switch f.Start.Kind {
+	case ast.UnboundedPreceding:
+		fr.Unbounded = true
+	case ast.CurrentRow:
+	case ast.Preceding:
+		if f.Rows {
+			fr.N, err = constInt(f.Start.Offset, "a ROWS frame offset")
+		} else if fr.N, err = intervalMs(f.Start.Offset); err == nil && fr.N < 0 {
+			err = errorf(f.Start.Offset.Position(), "a RANGE frame offset must not be negative")
+		}
+	default:
+		err = errorf(at, "OVER frames must start at or before the current row")
+	}
+	return fr, err
+}
+
+// over places an OVER aggregate keyed by its partition.
+func (b *builder) over(n *Node, ins []int) int {
+	cfg := ops.OverConfig{Name: "over", Partition: n.Over.Partition, Time: n.Over.Time, Calls: n.Over.Calls,
+		HashSeed: b.opts.HashSeed}
+	return b.keyed(n, ins, "over", []ops.KeyFn{{Exprs: n.Over.Partition}}, func(int) engine.Operator[ops.Change] {
+		return ops.NewOver(cfg)
+	})
+}
