@@ -7,6 +7,7 @@ import (
 	"clink/engine"
 	"clink/sql/expr"
 	"clink/sql/types"
+	"clink/state"
 )
 
 // JoinKind is the join type of an EquiJoin.
@@ -44,11 +45,18 @@ type JoinConfig struct {
 	HashSeed   uint64
 }
 
-// EquiJoin is EquiJoinRowOp. Both sides' rows of one join key live in one
-// state entry under the key bytes, so a record needs one read. Each stored
-// row keeps its multiplicity and its number of matches, so an outer side's
-// null-padded row is retracted when its first match appears and re-emitted
-// when its last match disappears. Rows with a NULL key never match.
+// EquiJoin is EquiJoinRowOp. A join key's state is a head entry under the
+// key bytes, holding each side's most recent distinct rows (up to
+// joinChunkRows) and the salts of its sealed chunks, plus one chunk entry
+// per sealed run of rows (equistate.go). A record reads the head (one
+// GetAsync, coalesced) and, only when the other side has chunks or it
+// retracts a row that is not in the head, those chunks in one batched
+// GetManyAsync; it rewrites the head and the chunks it changed, so its cost
+// does not grow with its own side's rows. Each stored row keeps its
+// multiplicity and, on a preserved side, its number of matches, so an
+// outer side's null-padded row is retracted when its first match appears
+// and re-emitted when its last match disappears. Rows with a NULL key
+// never match.
 type EquiJoin struct {
 	keyed
 	cfg JoinConfig
@@ -111,54 +119,165 @@ func (j *EquiJoin) update(side int, ch Change, key []byte, null bool, val []byte
 		}
 		return nil
 	}
-	var st joinState
+	st := &equiState{}
 	if found {
-		if err := st.decode(val); err != nil {
+		if err := st.decodeHead(val); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
 	}
 	enc := types.EncodeRow(ch.Row)
-	idx := st.find(side, enc)
-	if retract && idx < 0 {
+	loads := st.toLoad(side, enc, retract)
+	if len(loads) == 0 {
+		return j.finish(side, ch.Row, enc, key, retract, st)
+	}
+	// The chunks' read may suspend: keep nothing that aliases key or val.
+	key = bytes.Clone(key)
+	if err := st.decodeHead(bytes.Clone(val)); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	keys := make([][]byte, len(loads))
+	for i, l := range loads {
+		keys[i] = chunkKey(nil, key, l.side, st.sides[l.side].chunks[l.chunk].salt)
+	}
+	row := ch.Row
+	return j.fetch(keys, func(lks []state.Lookup) error {
+		for i, l := range loads {
+			if !lks[i].Found {
+				return fmt.Errorf("%s: %w: chunk %x missing", j.name, errJoinState, keys[i])
+			}
+			rows, err := decodeChunk(lks[i].Value)
+			if err != nil {
+				return fmt.Errorf("%s: %w", j.name, err)
+			}
+			c := &st.sides[l.side].chunks[l.chunk]
+			c.rows, c.loaded = rows, true
+		}
+		return j.finish(side, row, enc, key, retract, st)
+	})
+}
+
+// finish applies one change to its key's state, all the chunks it needs
+// loaded: it probes the other side, null-pads a preserved side's row
+// without matches, updates the row's multiplicity and writes what changed.
+func (j *EquiJoin) finish(side int, row types.Row, enc, key []byte, retract bool, st *equiState) error {
+	loc := st.find(side, enc)
+	if retract && loc.idx < 0 {
 		return nil // retraction of a row never seen
 	}
-	matches, err := j.probe(side, ch.Row, retract, &st)
+	matches, err := j.probe(side, row, retract, st)
 	if err != nil {
 		return err
 	}
-	if j.cfg.Kind.outer(side) && matches == 0 {
-		j.emit(addKind(retract), j.pair(side, ch.Row, nil), 1)
+	if !j.cfg.Kind.outer(side) {
+		matches = 0 // an inner side's match count is never read
+	} else if matches == 0 {
+		j.emit(addKind(retract), j.pair(side, row, nil), 1)
 	}
-	st.apply(side, idx, enc, retract, matches)
-	return j.put(key, st.encode())
+	j.applyOwn(st, side, loc, enc, key, retract, matches)
+	return j.store(key, st)
+}
+
+// applyOwn updates the changed row's entry; a new row goes to the head,
+// which is sealed into a chunk when full.
+func (j *EquiJoin) applyOwn(st *equiState, side int, loc joinLoc, enc, key []byte, retract bool, matches int64) {
+	sd := &st.sides[side]
+	if loc.idx < 0 {
+		sd.head = append(sd.head, joinEntry{enc: enc, count: 1, matches: matches})
+		if len(sd.head) >= joinChunkRows {
+			salt := st.newSalt(j.seed, key, side)
+			sd.chunks = append(sd.chunks, joinChunk{salt: salt, rows: sd.head, loaded: true, dirty: true})
+			sd.head = nil
+		}
+		return
+	}
+	rows := st.rows(side, loc.chunk)
+	if loc.chunk >= 0 {
+		sd.chunks[loc.chunk].dirty = true
+	}
+	if !retract {
+		(*rows)[loc.idx].count++
+		return
+	}
+	if (*rows)[loc.idx].count--; (*rows)[loc.idx].count == 0 {
+		*rows = append((*rows)[:loc.idx], (*rows)[loc.idx+1:]...)
+	}
+}
+
+// store writes the changed chunks (deleting empty ones) and the head.
+func (j *EquiJoin) store(key []byte, st *equiState) error {
+	for side := range st.sides {
+		sd := &st.sides[side]
+		kept := sd.chunks[:0]
+		for _, c := range sd.chunks {
+			if c.dirty {
+				var val []byte
+				if len(c.rows) > 0 {
+					val = encodeChunk(c.rows)
+				}
+				if err := j.put(chunkKey(nil, key, side, c.salt), val); err != nil {
+					return err
+				}
+				if val == nil {
+					continue
+				}
+			}
+			kept = append(kept, c)
+		}
+		sd.chunks = kept
+	}
+	if st.empty() {
+		return j.put(key, nil)
+	}
+	return j.put(key, st.encodeHead())
 }
 
 // probe emits the joined rows of one change against the other side's rows
-// of the key, maintaining their match counts, and returns how many other
-// rows (with multiplicity) matched.
-func (j *EquiJoin) probe(side int, row types.Row, retract bool, st *joinState) (int64, error) {
-	var matches int64
+// of the key (head and chunks), maintaining a preserved side's match
+// counts, and returns how many other rows (with multiplicity) matched.
+func (j *EquiJoin) probe(side int, row types.Row, retract bool, st *equiState) (int64, error) {
+	sd := &st.sides[1-side]
+	matches, _, err := j.probeRows(side, row, retract, sd.head)
+	for c := range sd.chunks {
+		if err != nil {
+			break
+		}
+		var m int64
+		var changed bool
+		m, changed, err = j.probeRows(side, row, retract, sd.chunks[c].rows)
+		matches += m
+		sd.chunks[c].dirty = sd.chunks[c].dirty || changed
+	}
+	return matches, err
+}
+
+// probeRows probes one run of the other side's rows; changed reports
+// whether a match count changed.
+func (j *EquiJoin) probeRows(side int, row types.Row, retract bool, others []joinEntry) (matches int64, changed bool, err error) {
 	kind := addKind(retract)
 	otherOuter := j.cfg.Kind.outer(1 - side)
-	others := st.rows[1-side]
 	for i := range others {
 		o := &others[i]
 		orow, err := types.DecodeRow(o.enc)
 		if err != nil {
-			return 0, fmt.Errorf("%s: corrupt join state: %w", j.name, err)
+			return 0, false, fmt.Errorf("%s: corrupt join state: %w", j.name, err)
 		}
 		out := j.pair(side, row, orow)
 		if j.cfg.Cond != nil {
 			v, err := j.cfg.Cond.Eval(out)
 			if err != nil {
-				return 0, fmt.Errorf("%s: %w", j.name, err)
+				return 0, false, fmt.Errorf("%s: %w", j.name, err)
 			}
 			if v.IsNull() || !v.Bool() {
 				continue
 			}
 		}
 		matches += o.count
-		if otherOuter && !retract && o.matches == 0 {
+		if !otherOuter {
+			j.emit(kind, out, o.count)
+			continue
+		}
+		changed = true
+		if !retract && o.matches == 0 {
 			j.emit(Delete, j.pair(1-side, orow, nil), o.count)
 		}
 		if retract {
@@ -167,46 +286,9 @@ func (j *EquiJoin) probe(side int, row types.Row, retract bool, st *joinState) (
 			o.matches++
 		}
 		j.emit(kind, out, o.count)
-		if otherOuter && retract && o.matches == 0 {
+		if retract && o.matches == 0 {
 			j.emit(Insert, j.pair(1-side, orow, nil), o.count)
 		}
 	}
-	return matches, nil
-}
-
-// joinEntry is one distinct row of one side: its encoding, multiplicity
-// and number of matching rows on the other side.
-type joinEntry struct {
-	enc     []byte
-	count   int64
-	matches int64
-}
-
-// joinState is one key's rows of both sides.
-type joinState struct {
-	rows [2][]joinEntry
-}
-
-func (s *joinState) find(side int, enc []byte) int {
-	for i, e := range s.rows[side] {
-		if bytes.Equal(e.enc, enc) {
-			return i
-		}
-	}
-	return -1
-}
-
-func (s *joinState) apply(side, idx int, enc []byte, retract bool, matches int64) {
-	rows := s.rows[side]
-	switch {
-	case idx < 0:
-		s.rows[side] = append(rows, joinEntry{enc: enc, count: 1, matches: matches})
-	case retract:
-		rows[idx].count--
-		if rows[idx].count == 0 {
-			s.rows[side] = append(rows[:idx], rows[idx+1:]...)
-		}
-	default:
-		rows[idx].count++
-	}
+	return matches, changed, nil
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 )
@@ -64,4 +65,42 @@ func (s *joinState) decode(b []byte) error {
 		return errJoinState
 	}
 	return nil
+}
+
+// joinEntry is one distinct row of one side: its encoding, multiplicity
+// and number of matching rows on the other side.
+type joinEntry struct {
+	enc     []byte
+	count   int64
+	matches int64
+}
+
+// joinState is one key's rows of both sides in one entry: the SemiJoin's
+// layout (the EquiJoin splits hot keys into chunks, equistate.go).
+type joinState struct {
+	rows [2][]joinEntry
+}
+
+func (s *joinState) find(side int, enc []byte) int {
+	for i, e := range s.rows[side] {
+		if bytes.Equal(e.enc, enc) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *joinState) apply(side, idx int, enc []byte, retract bool, matches int64) {
+	rows := s.rows[side]
+	switch {
+	case idx < 0:
+		s.rows[side] = append(rows, joinEntry{enc: enc, count: 1, matches: matches})
+	case retract:
+		rows[idx].count--
+		if rows[idx].count == 0 {
+			s.rows[side] = append(rows[:idx], rows[idx+1:]...)
+		}
+	default:
+		rows[idx].count++
+	}
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 
 	"clink/engine"
@@ -25,7 +26,14 @@ type keyed struct {
 	apply    applyFn
 	free     *body
 	scratch  []byte
+	// cur is the record whose apply runs now on the async path (nil on the
+	// synchronous one): fetch suspends it.
+	cur *engine.Record
 }
+
+// errSuspended tells body.done that apply suspended its record on a
+// second read (fetch) whose continuation finishes the record.
+var errSuspended = errors.New("suspended")
 
 func (k *keyed) open(ctx *engine.OperatorContext[Change]) {
 	k.ctx = ctx
@@ -113,13 +121,50 @@ func (b *body) Run(r *engine.Record) {
 func (b *body) done(r *engine.Record, lk state.Lookup, err error) {
 	k := b.k
 	if err == nil {
+		k.cur = r
 		err = k.apply(b.input, b.ch, b.key, b.null, lk.Value, lk.Found)
+		k.cur = nil
 	} else if b.err == nil {
 		err = fmt.Errorf("%s: read state: %w", k.name, err)
 	}
 	b.ch, b.err = Change{}, nil
 	b.next, k.free = k.free, b
-	r.Finish(err)
+	if err != errSuspended {
+		r.Finish(err)
+	}
+}
+
+// fetch reads more entries of the current record's key (keys must hash
+// into its key group) and runs cont with them: at once with blocking reads
+// on the synchronous path or when every key is hot, else it suspends the
+// record with one batched GetManyAsync and returns errSuspended; cont then
+// runs on the runner and its error finishes the record. cont must not
+// keep references to the apply call's key or value.
+func (k *keyed) fetch(keys [][]byte, cont func([]state.Lookup) error) error {
+	if k.cur == nil {
+		lks := make([]state.Lookup, len(keys))
+		for i, key := range keys {
+			v, ok, err := k.ctx.Backend.Get(k.ctx.OpID, key)
+			if err != nil {
+				return fmt.Errorf("%s: read state: %w", k.name, err)
+			}
+			lks[i] = state.Lookup{Value: v, Found: ok}
+		}
+		return cont(lks)
+	}
+	lks, t := k.async.GetManyAsync(k.ctx.OpID, keys)
+	if t == nil {
+		return cont(lks)
+	}
+	engine.Await(k.cur, t, func(r *engine.Record, lks []state.Lookup, err error) {
+		if err != nil {
+			err = fmt.Errorf("%s: read state: %w", k.name, err)
+		} else {
+			err = cont(lks)
+		}
+		r.Finish(err)
+	})
+	return errSuspended
 }
 
 // put stores or deletes key's state.
