@@ -145,7 +145,7 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 	if residual != nil {
 		n.Detail += " ON " + strings.Join(residual, " AND ")
 	}
-	return n, nil
+	return intervalJoin(n, l, r, rest)
 }
 
 func joinKind(k ast.JoinKind) ops.JoinKind {

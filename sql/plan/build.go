@@ -123,6 +123,8 @@ func (b *builder) node(n *Node) (int, error) {
 		return b.keyed(n, ins, "join", []ops.KeyFn{{Exprs: n.LeftKeys}, {Exprs: n.RightKeys}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewEquiJoin(cfg)
 		}), nil
+	case OpIntervalJoin:
+		return b.intervalJoinStage(n, ins), nil
 	case OpLookupJoin:
 		return b.lookupStage(n, ins)
 	case OpSetOp, OpSemiJoin:

@@ -31,6 +31,9 @@ func (k OpKind) String() string {
 	if name, ok := windowOpName(k); ok {
 		return name
 	}
+	if name, ok := intervalOpName(k); ok {
+		return name
+	}
 	if name, ok := lookupOpName(k); ok {
 		return name
 	}
@@ -39,7 +42,7 @@ func (k OpKind) String() string {
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
+	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
 }
 
 // Node is one plan operator and its output schema.
@@ -65,6 +68,8 @@ type Node struct {
 
 	Window *WindowInfo // Window and WindowAgg (bind_window.go)
 	Over   *OverInfo   // Over (bind_over.go)
+
+	Interval *IntervalInfo // IntervalJoin (bind_interval_join.go)
 
 	// Detail and Key are EXPLAIN's description of the node and its key.
 	Detail string
