@@ -84,7 +84,7 @@ func (c counterJob) run(ctx context.Context) (counterResult, error) {
 			NewOperator: func(int) engine.Operator[counter.Rec] {
 				return counter.New(counter.Config{HashSeed: seed, Coalesce: c.coalesce})
 			},
-			Inputs: []engine.Edge[counter.Rec]{{From: 0, Partitioning: engine.Hash,
+			Inputs: []engine.Edge[counter.Rec]{{From: 0, Partitioning: engine.Hash, GateKey: true,
 				Key: func(r counter.Rec) uint64 { return state.Hash(seed, r.Key) }}}},
 	}}
 	j, err := engine.NewJob(g, engine.Sink[counter.Rec](nullSink{}), engine.JobConfig{

@@ -55,7 +55,7 @@ func (j *Job[T]) wire(g Graph[T], sink Sink[T]) {
 			for u, up := range j.stages[e.From] {
 				up.out.routes = append(up.out.routes, &route[T]{
 					targets: j.stages[i], edge: edge, channel: offset + u, part: e.Partitioning,
-					key: e.Key, maxKG: j.cfg.MaxKeyGroups, upstream: u,
+					key: e.Key, gateKey: e.GateKey, maxKG: j.cfg.MaxKeyGroups, upstream: u,
 				})
 			}
 			offset += len(j.stages[e.From])

@@ -88,6 +88,7 @@ type Controller struct {
 
 	flush   func() bool
 	observe func(ready, inflight int) // nil unless an adapter listens
+	keys    KeySource                 // the lazy key of the record runLazy runs
 
 	mu     sync.Mutex
 	ready  []readyItem
@@ -197,13 +198,24 @@ func (c *Controller) Err() error { return c.err }
 // Submit admits a record for key and runs it at once if its key is free, or
 // parks it behind the key's in-flight record. It reports false, admitting
 // nothing, when the in-flight cap is reached: the caller must Poll and retry.
-func (c *Controller) Submit(key uint64, body Body) bool {
+func (c *Controller) Submit(key uint64, body Body) bool { return c.submit(key, nil, body) }
+
+// KeySource gives the gate key of the record SubmitLazy is admitting. It is
+// asked at most once, during that call, and only when the key is needed.
+type KeySource interface{ SubmitKey() uint64 }
+
+// SubmitLazy is Submit with the key computed on demand: only when another
+// record is in the gate (the key may be busy) or when this record suspends.
+// A hot hit on an idle gate never computes its key.
+func (c *Controller) SubmitLazy(ks KeySource, body Body) bool { return c.submit(0, ks, body) }
+
+func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
 	if c.Full() {
 		return false
 	}
 	c.stalled = false
 	r := c.alloc()
-	r.key, r.body = key, body
+	r.body = body
 	r.epoch = c.epochs[len(c.epochs)-1].id
 	if c.local.submitted++; c.local.submitted&1023 == 0 {
 		c.publish() // all-hit runs may never Poll: keep Snapshot fresh
@@ -212,14 +224,35 @@ func (c *Controller) Submit(key uint64, body Body) bool {
 		c.emitRecord(event.RecordSubmitted, r)
 	}
 	if len(c.gate) > 0 {
+		if ks != nil {
+			key, ks = ks.SubmitKey(), nil
+		}
 		if owner, busy := c.gate[key]; busy {
+			r.key = key
 			c.park(owner, r)
 			return true
 		}
 	}
-	c.run(r)
+	r.key = key
+	if ks == nil {
+		c.run(r)
+	} else {
+		c.runLazy(r, ks)
+	}
 	c.settle()
 	return true
+}
+
+// runLazy runs r with its key left to ks: suspend resolves it, and so does
+// the end of the run if r is still unfinished without having suspended.
+func (c *Controller) runLazy(r *Record, ks KeySource) {
+	gen := r.gen
+	r.lazy, c.keys = true, ks
+	c.run(r)
+	c.keys = nil
+	if r.gen == gen && r.lazy {
+		r.key, r.lazy = ks.SubmitKey(), false
+	}
 }
 
 // count enters r in its epoch's pending count and the in-flight total. A

@@ -14,6 +14,10 @@ import (
 // of earlier ones are still aligning or committing.
 var ErrCheckpointInProgress = errors.New("checkpoint: the previous checkpoint is still in progress")
 
+// ErrSourcesEnded refuses a checkpoint once every source has ended (the job
+// may still be draining).
+var ErrSourcesEnded = errors.New("checkpoint: every source has ended")
+
 // TriggerCheckpoint starts the next checkpoint: every live source records
 // its position and sends a barrier. Its outcome arrives via OnCheckpoint
 // and Checkpoints once every subtask captured and the commit finished. It
@@ -32,7 +36,7 @@ func (j *Job[T]) TriggerCheckpoint() (state.CheckpointID, error) {
 		}
 	}
 	if live == 0 {
-		return 0, errors.New("checkpoint: every source has ended")
+		return 0, ErrSourcesEnded
 	}
 	expected := 0
 	for _, s := range j.ops {

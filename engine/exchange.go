@@ -14,6 +14,7 @@ type route[T any] struct {
 	channel  int // this upstream subtask's channel at the target
 	part     Partitioning
 	key      func(T) uint64
+	gateKey  bool // the routing hash is the target's gate key (Edge.GateKey)
 	maxKG    int
 	upstream int
 	rr       int
@@ -32,7 +33,11 @@ func (x *exchange[T]) Emit(rec T) {
 		el := Element[T]{Kind: Data, Input: r.edge, Data: rec}
 		switch r.part {
 		case Hash:
-			kg := state.KeyGroup(r.key(rec), r.maxKG)
+			h := r.key(rec)
+			if r.gateKey {
+				el.Keyed, el.KeyHash = true, h
+			}
+			kg := state.KeyGroup(h, r.maxKG)
 			r.targets[state.SubtaskForKeyGroup(kg, r.maxKG, len(r.targets))].in.push(envelope[T]{r.channel, el})
 		case Forward:
 			r.targets[r.upstream%len(r.targets)].in.push(envelope[T]{r.channel, el})

@@ -33,6 +33,11 @@ type Edge[T any] struct {
 	// Key returns a Hash edge's routing hash: state.Hash of the record's
 	// key under the job's hash seed, so routing agrees with key groups.
 	Key func(rec T) uint64
+	// GateKey is an explicit promise that Key(rec) equals the receiving
+	// operator's AsyncOperator.KeyHash(input, rec): the exchange then
+	// carries the routing hash in the Element and the runner uses it as the
+	// per-key gate key instead of hashing the key again.
+	GateKey bool
 }
 
 // Source produces a source stage's elements and can resume from a

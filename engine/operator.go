@@ -24,7 +24,11 @@ func (k ElementKind) String() string {
 // Element is what flows into a subtask: a record, a watermark (event time in
 // ms), a checkpoint barrier, or the end of a bounded input.
 type Element[T any] struct {
-	Kind       ElementKind
+	Kind ElementKind
+	// Keyed says KeyHash holds the operator's gate key for Data: a Hash
+	// exchange sets it on an edge that declares GateKey.
+	Keyed      bool
+	KeyHash    uint64
 	Input      int // input index, for multi-input operators
 	Data       T
 	Watermark  int64

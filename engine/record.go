@@ -27,13 +27,25 @@ type Record struct {
 	state   recState
 	gated   bool    // registered in the gate (it suspended at least once)
 	counted bool    // entered in its epoch's pending count and in-flight total
+	lazy    bool    // key not computed yet: Controller.keys gives it
 	next    *Record // parked FIFO link, or free-list link
 	head    *Record // parked FIFO behind this in-flight record
 	tail    *Record
 }
 
 // Key is the record's key hash.
-func (r *Record) Key() uint64 { return r.key }
+func (r *Record) Key() uint64 {
+	r.resolveKey()
+	return r.key
+}
+
+// resolveKey computes a lazily submitted record's key (it is still inside
+// its SubmitLazy call, the only time the key source is valid).
+func (r *Record) resolveKey() {
+	if r.lazy {
+		r.key, r.lazy = r.c.keys.SubmitKey(), false
+	}
+}
 
 // Epoch is the epoch the record arrived in.
 func (r *Record) Epoch() uint64 { return r.epoch }
@@ -53,7 +65,7 @@ func (c *Controller) alloc() *Record {
 
 func (c *Controller) release(r *Record) {
 	r.gen++
-	r.body, r.head, r.tail, r.gated, r.counted, r.state = nil, nil, nil, false, false, recFree
+	r.body, r.head, r.tail, r.gated, r.counted, r.lazy, r.state = nil, nil, nil, false, false, false, recFree
 	r.next = c.free
 	c.free = r
 }
@@ -123,6 +135,7 @@ func (r *Record) suspend() {
 	r.state = recSuspended
 	c.local.suspends++
 	if !r.gated {
+		r.resolveKey()
 		r.gated = true
 		c.gate[r.key] = r
 	}

@@ -45,6 +45,23 @@ type Runner[T any] struct {
 	backend state.Backend
 	ctx     context.Context
 	err     error
+	keys    *pendingKey[T]
+}
+
+// pendingKey is the KeySource of the record being submitted: the gate key
+// is computed only if the controller asks for it.
+type pendingKey[T any] struct {
+	aop AsyncOperator[T]
+	el  Element[T]
+}
+
+// SubmitKey returns the routing hash the exchange carried when the edge
+// declared it the gate key, and the operator's KeyHash otherwise.
+func (k *pendingKey[T]) SubmitKey() uint64 {
+	if k.el.Keyed {
+		return k.el.KeyHash
+	}
+	return k.aop.KeyHash(k.el.Input, k.el.Data)
 }
 
 // NewRunner opens op on cfg.Backend and picks its path: async when op is an
@@ -79,6 +96,7 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 	}
 	if canAsync && aop.SupportsAsync() {
 		r.aop = aop
+		r.keys = &pendingKey[T]{aop: aop}
 		r.firer, _ = op.(TimerFirer)
 	}
 	return r, nil
@@ -163,7 +181,10 @@ func (r *Runner[T]) offerData(el Element[T]) (bool, error) {
 	if r.Full() {
 		return false, nil
 	}
-	r.ctl.Submit(r.aop.KeyHash(el.Input, el.Data), r.aop.ProcessAsync(el.Input, el.Data))
+	k := r.keys
+	k.el = el
+	r.ctl.SubmitLazy(k, r.aop.ProcessAsync(el.Input, el.Data))
+	k.el = Element[T]{}
 	return true, r.failIf(r.ctl.Err())
 }
 
