@@ -31,6 +31,8 @@ type Aggregate struct {
 	cfg   AggregateConfig
 	accs  []expr.Accumulator
 	zeros [][]byte
+	// inited: a global aggregate's initial row was handled (agg_global.go).
+	inited bool
 }
 
 // NewAggregate returns an aggregate operator.
@@ -67,10 +69,14 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 }
 
 // Process is the synchronous path.
-func (a *Aggregate) Process(input int, ch Change) error { return a.process(input, ch) }
+func (a *Aggregate) Process(input int, ch Change) error {
+	a.inited = true // a first record emits its own +I
+	return a.process(input, ch)
+}
 
-// OnWatermark has nothing to fire: results are emitted per record.
-func (a *Aggregate) OnWatermark(int64) error { return nil }
+// OnWatermark fires nothing (results are emitted per record) but emits a
+// global aggregate's initial row if nothing did yet.
+func (a *Aggregate) OnWatermark(int64) error { return a.ensureInit() }
 
 // Close releases nothing.
 func (a *Aggregate) Close() error { return nil }
@@ -106,7 +112,7 @@ func (a *Aggregate) load(val []byte, found bool) (int64, error) {
 }
 
 func (a *Aggregate) store(key []byte, n int64) error {
-	if n <= 0 {
+	if n <= 0 && !a.global() {
 		return a.put(key, nil)
 	}
 	val := binary.AppendVarint(make([]byte, 0, 32), n)
@@ -143,7 +149,7 @@ func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, fou
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
 	var old types.Row
-	if n > 0 {
+	if n > 0 || (found && a.global()) {
 		if old, err = a.result(ch.Row); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -182,7 +188,7 @@ func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, fou
 
 func (a *Aggregate) emit(in, old types.Row, n int64) error {
 	out := a.ctx.Output
-	if n <= 0 {
+	if n <= 0 && !a.global() {
 		out.Emit(Change{Kind: Delete, Row: old})
 		return nil
 	}

@@ -39,10 +39,12 @@ func (c *collector) Emit(ch Change)                 { c.out = append(c.out, ch) 
 func (c *collector) EmitWatermark(int64)            {}
 func (c *collector) EmitBarrier(state.CheckpointID) {}
 
-// input is one change on one input of an operator.
+// input is one change on one input of an operator, or (side -1) a
+// watermark.
 type input struct {
 	side int
 	ch   Change
+	wm   int64
 }
 
 // runOp feeds ins through op on path p (one subtask, stepped on a Sim)
@@ -82,6 +84,9 @@ func runOpStats(t *testing.T, p opPath, op engine.Operator[Change], ins []input)
 			}
 		}
 		el := engine.Element[Change]{Kind: engine.Data, Input: in.side, Data: in.ch}
+		if in.side < 0 {
+			el = engine.Element[Change]{Kind: engine.Watermark, Watermark: in.wm}
+		}
 		for {
 			ok, err := r.Offer(el)
 			if err != nil {
@@ -164,6 +169,8 @@ func row(vals ...any) types.Row {
 	return r
 }
 
-func ins(side int, r types.Row) input { return input{side, Change{Kind: Insert, Row: r}} }
+func ins(side int, r types.Row) input { return input{side: side, ch: Change{Kind: Insert, Row: r}} }
 
-func del(side int, r types.Row) input { return input{side, Change{Kind: Delete, Row: r}} }
+func del(side int, r types.Row) input { return input{side: side, ch: Change{Kind: Delete, Row: r}} }
+
+func wm(ts int64) input { return input{side: -1, wm: ts} }
