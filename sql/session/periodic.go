@@ -146,12 +146,49 @@ func (h *Handle) outage() error {
 	if w.lastErr != nil {
 		cause = w.lastErr.Error()
 	}
-	last := "no checkpoint was completed yet"
-	if id := max(w.lastID, h.restoredFrom); id > 0 {
-		last = fmt.Sprintf("checkpoint %d is intact: rerun with --restore latest once the store is back", id)
+	return outageError(since, limit, cause, max(w.lastID, h.restoredFrom))
+}
+
+// outageError is the error that stops a query whose remote tier was down
+// for longer than limit: it names the cause and the intact checkpoint.
+func outageError(since, limit time.Duration, cause string, last state.CheckpointID) error {
+	intact := "no checkpoint was completed yet"
+	if last > 0 {
+		intact = fmt.Sprintf("checkpoint %d is intact: rerun with --restore latest once the store is back", last)
 	}
 	return fmt.Errorf("remote state tier unavailable for %s (limit %s): %s; %s",
-		since.Round(time.Second), limit, cause, last)
+		since.Round(100*time.Millisecond), limit, cause, intact)
+}
+
+// lastCheckpoint is the newest checkpoint this query completed or resumed
+// from (0: none).
+func (h *Handle) lastCheckpoint() state.CheckpointID {
+	h.ckpt.mu.Lock()
+	id := h.ckpt.lastID
+	h.ckpt.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return max(id, h.restoredFrom)
+}
+
+// patientReads is the stateuri hook that makes the query's state reads
+// wait out remote outages up to Config.MaxOutage (threaded mode only: a
+// stepped run's clock does not advance while a read sleeps).
+func (h *Handle) patientReads() func(state.RemotePool) state.RemotePool {
+	if h.s.cfg.Idle != nil {
+		return nil
+	}
+	clock := h.s.cfg.Clock
+	if clock == nil {
+		clock = async.RealClock{}
+	}
+	limit := h.s.cfg.MaxOutage
+	return func(pool state.RemotePool) state.RemotePool {
+		return wrapPatient(pool, &patientPool{clock: clock, limit: limit,
+			giveUp: func(since time.Duration, cause error) error {
+				return outageError(since, limit, "state read failed: "+cause.Error(), h.lastCheckpoint())
+			}})
+	}
 }
 
 // CheckpointName locates the query's checkpoints under a durable state

@@ -122,6 +122,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	}
 	h.factory, err = stateuri.Open(uri, stateuri.Options{
 		Bus: s.cfg.Bus, HashSeed: s.cfg.HashSeed, Executor: s.cfg.Executor, Clock: s.cfg.Clock, Seed: s.cfg.Seed,
+		WrapPool: h.patientReads(),
 	})
 	if err != nil {
 		return nil, err

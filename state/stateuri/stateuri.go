@@ -72,6 +72,9 @@ type Options struct {
 	// sampling.
 	Clock async.Clock
 	Seed  uint64
+	// WrapPool, when set, wraps a remote-read:// or disagg-file:// pool
+	// before backends use it (the session makes reads wait out outages).
+	WrapPool func(state.RemotePool) state.RemotePool
 }
 
 // Config is what a URI asked for, after defaults.
@@ -123,6 +126,9 @@ func Open(uri string, opts Options) (*Factory, error) {
 		}
 		if c, ok := f.pool.(interface{ SetCacheBytes(int64) }); ok {
 			c.SetCacheBytes(BlockCacheBytes(cfg.HotMaxBytes))
+		}
+		if opts.WrapPool != nil {
+			f.pool = opts.WrapPool(f.pool)
 		}
 	}
 	return f, nil
