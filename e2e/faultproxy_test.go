@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +41,7 @@ type faultProxy struct {
 	mode     atomic.Int32
 	n        atomic.Int64
 	injected atomic.Int64
+	heads    atomic.Int64 // CURRENT pointer writes forwarded: commits reaching the store
 
 	mu  sync.Mutex
 	srv *http.Server
@@ -129,7 +131,22 @@ func (p *faultProxy) handle(w http.ResponseWriter, r *http.Request) {
 		p.injected.Add(1)
 		time.Sleep(100 * time.Millisecond)
 	}
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/CURRENT") {
+		p.heads.Add(1)
+	}
 	p.upstream.ServeHTTP(w, r)
+}
+
+// waitCommits waits until n checkpoint commits reached the store.
+func (p *faultProxy) waitCommits(t *testing.T, n int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for p.heads.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d checkpoint commits within %s (saw %d)", n, within, p.heads.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func s3Error(w http.ResponseWriter, status int, code string) {

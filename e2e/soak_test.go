@@ -231,7 +231,10 @@ func TestOutageLimit(t *testing.T) {
 	uri := fmt.Sprintf("remote-read://%s/outage-%d?endpoint=%s", bucket, time.Now().UnixNano(), proxy.Endpoint())
 	args := []string{"run", "-f", "soak.sql", "--parallelism", "2", "--state", uri, "--checkpoint-interval", "50ms", "--max-outage", "1500ms"}
 	p := start(t, dir, env, args...)
-	time.Sleep(700 * time.Millisecond)
+	// Cut the store only once a commit went through (the second CURRENT
+	// write), so the error can name an intact checkpoint however loaded
+	// the machine is.
+	proxy.waitCommits(t, 2, time.Minute)
 	proxy.Down()
 	err := p.wait(t, 2*time.Minute)
 	out := p.output()
