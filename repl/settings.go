@@ -38,6 +38,9 @@ type Settings struct {
 	Mode               Mode
 	Timing             bool
 	CheckpointInterval time.Duration
+	// Restore resumes queries from their checkpoints in a durable state
+	// URI: "latest" or a checkpoint id ("": fresh); see docs/durability.md.
+	Restore string
 }
 
 // setting describes one knob: its name, help and how to set and reset it.

@@ -81,7 +81,13 @@ func (s *Shell) Settings() Settings { return s.opts.Settings }
 // newSession builds a session from the settings and replays the catalog.
 func (s *Shell) newSession() error {
 	cfg := session.Config{StateURI: s.opts.StateURI, Parallelism: s.opts.Parallelism,
-		MaxInFlight: s.opts.MaxInFlight, BaseDir: s.opts.BaseDir, Clock: async.RealClock{}}
+		MaxInFlight: s.opts.MaxInFlight, BaseDir: s.opts.BaseDir, Clock: async.RealClock{},
+		Resume: s.opts.Restore, SoftMemoryLimit: !s.opts.Stepped}
+	if !s.opts.Live {
+		// The live view checkpoints on its own ticker; elsewhere the
+		// session does.
+		cfg.CheckpointInterval = s.opts.CheckpointInterval
+	}
 	if s.opts.Dashboard != nil {
 		cfg.Bus = event.NewBus() // the dashboard's event panels tap it
 	}

@@ -23,6 +23,8 @@ func shellFlags(fs *flag.FlagSet) *repl.Settings {
 	fs.StringVar(&s.StateURI, "state", "memory://", "state URI (memory://, disagg-local://?latency=1ms&hot_max_bytes=64MiB, ...)")
 	fs.IntVar(&s.Parallelism, "parallelism", 0, "parallelism of keyed operators (0: number of CPUs)")
 	fs.IntVar(&s.MaxInFlight, "in-flight", 0, "cap on each async subtask's in-flight records (0: engine default)")
+	fs.DurationVar(&s.CheckpointInterval, "checkpoint-interval", 0, "checkpoint each query this often, e.g. 1s (0: never)")
+	fs.StringVar(&s.Restore, "restore", "", "resume each query from its checkpoints in the durable --state: latest or a checkpoint id")
 	return s
 }
 

@@ -38,6 +38,7 @@ type tuiOptions struct {
 	parallelism int
 	hotBudget   int64
 	every       time.Duration
+	restore     string
 	tap         bool
 }
 
@@ -56,6 +57,8 @@ func runTUI(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.parallelism, "parallelism", 4, "subtasks of each keyed operator")
 	fs.Int64Var(&o.hotBudget, "hot-budget", 64<<10, "hot-tier budget per subtask, bytes")
 	fs.DurationVar(&o.every, "checkpoint-every", 3*time.Second, "periodic checkpoint interval (0: only on c)")
+	fs.DurationVar(&o.every, "checkpoint-interval", 3*time.Second, "the same as --checkpoint-every")
+	fs.StringVar(&o.restore, "restore", "", "with -f: resume the query from its checkpoints in the durable --state (latest or a checkpoint id)")
 	fs.BoolVar(&o.tap, "full-tap", false, "tap every event instead of a sampled duty cycle")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -107,6 +110,9 @@ func (o *tuiOptions) defaults() error {
 		if !o.counter {
 			o.state = demoSQLState(o.hotBudget)
 		}
+	}
+	if o.restore != "" && (o.counter || o.replay != "") {
+		return errors.New("tui: --restore resumes a SQL query (-f or --demo), not --counter or --replay")
 	}
 	return nil
 }

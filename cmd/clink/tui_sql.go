@@ -136,7 +136,7 @@ type sqlDashboard struct {
 // wraps it for the dashboard.
 func startSQLDashboard(ctx context.Context, s *sqlScript, o tuiOptions) (*sqlDashboard, error) {
 	cfg := session.Config{StateURI: o.state, Parallelism: o.parallelism, MaxInFlight: demoMaxInFlight,
-		BaseDir: s.dir, Clock: async.RealClock{}, Bus: event.NewBus()}
+		BaseDir: s.dir, Clock: async.RealClock{}, Bus: event.NewBus(), Resume: o.restore, SoftMemoryLimit: true}
 	sess, err := session.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("tui: %w", err)
