@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -153,7 +154,9 @@ func TestCloseStopsWarmupAndLoads(t *testing.T) {
 	pool := seedPool(t, 2000, 0)
 	slow := mempool.WithLatency(pool, async.Fixed(20*time.Millisecond), nil, 1)
 	for _, withAsyncPool := range []bool{false, true} {
-		var rp state.RemotePool = pool
+		// Both pools are slow, so the warm-up (200 batches) is still running
+		// when Close comes, however fast the machine is.
+		var rp state.RemotePool = slowSyncPool{pool}
 		if withAsyncPool {
 			rp = slow
 		}
@@ -185,6 +188,19 @@ func TestCloseStopsWarmupAndLoads(t *testing.T) {
 	if got := goroutines(base); got > base {
 		t.Fatalf("%d goroutines outlive the backends (was %d)", got, base)
 	}
+}
+
+// slowSyncPool delays every blocking read by 5 ms (or until its context is
+// cancelled), without offering the async read face.
+type slowSyncPool struct{ state.RemotePool }
+
+func (p slowSyncPool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, error) {
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return p.RemotePool.GetMany(ctx, keys)
 }
 
 func TestConcurrentPersistAndStats(t *testing.T) {
