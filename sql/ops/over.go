@@ -3,7 +3,6 @@ package ops
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"clink/engine"
 	"clink/engine/event"
@@ -75,10 +74,8 @@ type OverConfig struct {
 // watermark seen when it arrived is dropped and counted.
 type Over struct {
 	keyed
+	eventClock
 	cfg    OverConfig
-	timers *engine.Timers
-	wm     int64
-	late   int64
 	accs   []expr.Accumulator // per call; nil but for aggregates
 	zeros  [][]byte
 	rowBuf []byte
@@ -88,7 +85,7 @@ type Over struct {
 
 // NewOver returns an OVER aggregate operator.
 func NewOver(cfg OverConfig) *Over {
-	o := &Over{cfg: cfg, wm: math.MinInt64}
+	o := &Over{eventClock: newEventClock(), cfg: cfg}
 	o.name, o.seed = cfg.Name, cfg.HashSeed
 	part := cfg.Partition
 	if part == nil {
@@ -121,27 +118,8 @@ func (o *Over) Open(ctx *engine.OperatorContext[Change]) error {
 		}
 		o.zeros[i] = z
 	}
-	o.timers = engine.NewTimers(ctx.Backend, ctx.OpID, engine.TimerScope{
-		HashSeed: o.seed, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
-	if err := o.timers.Restore(); err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
-	}
-	o.wm = max(o.wm, o.timers.Scalar())
-	return nil
+	return o.openClock(ctx, o.seed, o.name)
 }
-
-// SnapshotState saves the changed key groups' timers and the late-drop
-// bound with the checkpoint.
-func (o *Over) SnapshotState(state.CheckpointID) error {
-	o.timers.SetScalar(o.wm)
-	if err := o.timers.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
-	}
-	return nil
-}
-
-// Late is the number of rows dropped as late.
-func (o *Over) Late() int64 { return o.late }
 
 // isLate reports (and counts) a row at or behind the watermark seen when
 // it arrived.
@@ -172,10 +150,6 @@ func (o *Over) ProcessAsync(input int, ch Change) engine.Body {
 	}
 	return o.keyed.ProcessAsync(input, ch)
 }
-
-// OnWatermarkObserved advances the late-drop bound the instant the runner
-// pulls the watermark.
-func (o *Over) OnWatermarkObserved(wm int64) { o.wm = max(o.wm, wm) }
 
 // OnWatermark fires the due partitions inline on the synchronous path; on
 // the async path FireTimers does it.

@@ -3,7 +3,6 @@ package ops
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"clink/engine"
 	"clink/engine/event"
@@ -35,13 +34,11 @@ type SessionAggConfig struct {
 // stale timers are no-ops. A row at or behind the watermark is dropped and
 // counted (it could have belonged to a session already emitted).
 type SessionAggregate struct {
-	agg    *Aggregate
-	cfg    SessionAggConfig
-	timers *engine.Timers
-	wm     int64
-	late   int64
-	free   *sessionFire
-	drop   dropBody
+	eventClock
+	agg  *Aggregate
+	cfg  SessionAggConfig
+	free *sessionFire
+	drop dropBody
 }
 
 // session is one open session of a key.
@@ -52,7 +49,7 @@ type session struct {
 
 // NewSessionAggregate returns a session window aggregate.
 func NewSessionAggregate(cfg SessionAggConfig) *SessionAggregate {
-	s := &SessionAggregate{cfg: cfg, agg: NewAggregate(cfg.AggregateConfig), wm: math.MinInt64}
+	s := &SessionAggregate{eventClock: newEventClock(), cfg: cfg, agg: NewAggregate(cfg.AggregateConfig)}
 	s.agg.keys = []KeyFn{{Exprs: cfg.Key}}
 	s.agg.keyTypes = s.agg.keyTypes[:0]
 	for _, k := range cfg.Key {
@@ -68,23 +65,7 @@ func (s *SessionAggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	if err := s.agg.Open(ctx); err != nil {
 		return err
 	}
-	s.timers = engine.NewTimers(ctx.Backend, ctx.OpID, engine.TimerScope{
-		HashSeed: s.agg.seed, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
-	if err := s.timers.Restore(); err != nil {
-		return fmt.Errorf("%s: %w", s.agg.name, err)
-	}
-	s.wm = max(s.wm, s.timers.Scalar())
-	return nil
-}
-
-// SnapshotState saves the changed key groups' timers and the late-drop
-// bound with the checkpoint.
-func (s *SessionAggregate) SnapshotState(state.CheckpointID) error {
-	s.timers.SetScalar(s.wm)
-	if err := s.timers.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", s.agg.name, err)
-	}
-	return nil
+	return s.openClock(ctx, s.agg.seed, s.agg.name)
 }
 
 // SupportsAsync is true when the bound backend defers reads.
@@ -95,9 +76,6 @@ func (s *SessionAggregate) CoalesceReads() bool { return true }
 
 // KeyHash hashes the partition key bytes.
 func (s *SessionAggregate) KeyHash(input int, ch Change) uint64 { return s.agg.KeyHash(input, ch) }
-
-// Late is the number of rows dropped as late.
-func (s *SessionAggregate) Late() int64 { return s.late }
 
 // isLate reports (and counts) a row at or behind the watermark seen when
 // it arrived.
@@ -129,10 +107,6 @@ func (s *SessionAggregate) ProcessAsync(input int, ch Change) engine.Body {
 	}
 	return s.agg.ProcessAsync(input, ch)
 }
-
-// OnWatermarkObserved advances the late-drop bound the instant the runner
-// pulls the watermark.
-func (s *SessionAggregate) OnWatermarkObserved(wm int64) { s.wm = max(s.wm, wm) }
 
 // OnWatermark fires the due keys inline on the synchronous path; on the
 // async path FireTimers does it.

@@ -3,7 +3,6 @@ package ops
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"clink/engine"
 	"clink/engine/event"
@@ -28,18 +27,16 @@ type WindowAggConfig struct {
 // OnWatermark; the async path fires the due keys through the controller
 // (FireTimers), one point read per key, coalesced into one batched load.
 type WindowAggregate struct {
-	agg    *Aggregate
-	cfg    WindowAggConfig
-	timers *engine.Timers
-	wm     int64
-	late   int64
-	free   *fireBody
-	drop   dropBody
+	eventClock
+	agg  *Aggregate
+	cfg  WindowAggConfig
+	free *fireBody
+	drop dropBody
 }
 
 // NewWindowAggregate returns a window aggregate operator.
 func NewWindowAggregate(cfg WindowAggConfig) *WindowAggregate {
-	w := &WindowAggregate{cfg: cfg, agg: NewAggregate(cfg.AggregateConfig), wm: math.MinInt64}
+	w := &WindowAggregate{eventClock: newEventClock(), cfg: cfg, agg: NewAggregate(cfg.AggregateConfig)}
 	w.agg.apply = w.update
 	return w
 }
@@ -49,23 +46,7 @@ func (w *WindowAggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	if err := w.agg.Open(ctx); err != nil {
 		return err
 	}
-	w.timers = engine.NewTimers(ctx.Backend, ctx.OpID, engine.TimerScope{
-		HashSeed: w.agg.seed, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
-	if err := w.timers.Restore(); err != nil {
-		return fmt.Errorf("%s: %w", w.agg.name, err)
-	}
-	w.wm = max(w.wm, w.timers.Scalar())
-	return nil
-}
-
-// SnapshotState saves the timers of the changed key groups and the
-// late-drop bound with the checkpoint.
-func (w *WindowAggregate) SnapshotState(state.CheckpointID) error {
-	w.timers.SetScalar(w.wm)
-	if err := w.timers.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", w.agg.name, err)
-	}
-	return nil
+	return w.openClock(ctx, w.agg.seed, w.agg.name)
 }
 
 // SupportsAsync is true when the bound backend defers reads.
@@ -76,9 +57,6 @@ func (w *WindowAggregate) CoalesceReads() bool { return true }
 
 // KeyHash hashes the (group, window) key bytes.
 func (w *WindowAggregate) KeyHash(input int, ch Change) uint64 { return w.agg.KeyHash(input, ch) }
-
-// Late is the number of rows dropped as late.
-func (w *WindowAggregate) Late() int64 { return w.late }
 
 // isLate reports (and counts) a row whose window already fired, judged by
 // the watermark seen when the row arrived.
@@ -110,10 +88,6 @@ func (w *WindowAggregate) ProcessAsync(input int, ch Change) engine.Body {
 	}
 	return w.agg.ProcessAsync(input, ch)
 }
-
-// OnWatermarkObserved advances the late-drop bound the instant the runner
-// pulls the watermark.
-func (w *WindowAggregate) OnWatermarkObserved(wm int64) { w.wm = max(w.wm, wm) }
 
 // OnWatermark fires the due windows inline on the synchronous path; on the
 // async path FireTimers does it.
