@@ -84,7 +84,7 @@ func buildClink(t *testing.T) string {
 // q work.
 func TestTUIEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and runs it in tmux")
+		t.Skip("-short: this test builds the binary and runs it in tmux")
 	}
 	driveDashboard(t, buildClink(t)+" tui --checkpoint-every 0", "FROM bid b JOIN auction a")
 }
@@ -92,7 +92,7 @@ func TestTUIEndToEnd(t *testing.T) {
 // TestTUICounterEndToEnd: the built-in counter demo still runs.
 func TestTUICounterEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and runs it in tmux")
+		t.Skip("-short: this test builds the binary and runs it in tmux")
 	}
 	driveDashboard(t, buildClink(t)+" tui --counter --checkpoint-every 0", "built-in counter")
 }
@@ -102,7 +102,7 @@ func TestTUICounterEndToEnd(t *testing.T) {
 // moving panels and results.
 func TestTUIFileEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and runs it in tmux")
+		t.Skip("-short: this test builds the binary and runs it in tmux")
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "q.sql")
@@ -182,7 +182,7 @@ func TestTUINeedsTerminal(t *testing.T) {
 // it over the last query and q returns to the prompt.
 func TestREPLDashboardInTerminal(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the binary in a pseudo-terminal")
+		t.Skip("-short: this test runs the binary in a pseudo-terminal")
 	}
 	p := startPTY(t, filepath.Join(t.TempDir(), "history"))
 	p.send("CREATE TABLE bid (auction BIGINT, price BIGINT) WITH (connector = 'nexmark', rate = 2000);\r")
