@@ -50,3 +50,28 @@ func (e *eventClock) Late() int64 { return e.late }
 // OnWatermarkObserved advances the late-drop bound the instant the runner
 // pulls a watermark, in step with the synchronous path.
 func (e *eventClock) OnWatermarkObserved(wm int64) { e.wm = max(e.wm, wm) }
+
+// fireDueSync is the synchronous path's watermark: the bound advances, and
+// each due key's state is read inline and handed to fire. On the async
+// path (a controller is bound) it only advances the bound: FireTimers
+// submits the fires through the gate instead.
+func (e *eventClock) fireDueSync(ctx *engine.OperatorContext[Change], wm int64, fire func(d engine.DueKey, val []byte, found bool) error) error {
+	e.wm = max(e.wm, wm)
+	if ctx.Controller != nil {
+		return nil
+	}
+	due, err := e.timers.Due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.owner, err)
+	}
+	for _, d := range due {
+		val, found, err := ctx.Backend.Get(ctx.OpID, d.Key)
+		if err != nil {
+			return fmt.Errorf("%s: read state: %w", e.owner, err)
+		}
+		if err := fire(d, val, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -154,24 +154,9 @@ func (o *Over) ProcessAsync(input int, ch Change) engine.Body {
 // OnWatermark fires the due partitions inline on the synchronous path; on
 // the async path FireTimers does it.
 func (o *Over) OnWatermark(wm int64) error {
-	o.wm = max(o.wm, wm)
-	if o.ctx.Controller != nil {
-		return nil
-	}
-	due, err := o.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
-	}
-	for _, d := range due {
-		val, found, err := o.ctx.Backend.Get(o.ctx.OpID, d.Key)
-		if err != nil {
-			return fmt.Errorf("%s: read state: %w", o.name, err)
-		}
-		if err := o.fire(d, wm, val, found); err != nil {
-			return err
-		}
-	}
-	return nil
+	return o.fireDueSync(o.ctx, wm, func(d engine.DueKey, val []byte, found bool) error {
+		return o.fire(d, wm, val, found)
+	})
 }
 
 // FireTimers submits one fire body per due partition (async path).

@@ -111,24 +111,9 @@ func (s *SessionAggregate) ProcessAsync(input int, ch Change) engine.Body {
 // OnWatermark fires the due keys inline on the synchronous path; on the
 // async path FireTimers does it.
 func (s *SessionAggregate) OnWatermark(wm int64) error {
-	s.wm = max(s.wm, wm)
-	if s.agg.ctx.Controller != nil {
-		return nil
-	}
-	due, err := s.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.agg.name, err)
-	}
-	for _, d := range due {
-		val, found, err := s.agg.ctx.Backend.Get(s.agg.ctx.OpID, d.Key)
-		if err != nil {
-			return fmt.Errorf("%s: read state: %w", s.agg.name, err)
-		}
-		if err := s.fire(d, wm, val, found); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.fireDueSync(s.agg.ctx, wm, func(d engine.DueKey, val []byte, found bool) error {
+		return s.fire(d, wm, val, found)
+	})
 }
 
 // FireTimers submits one fire body per due key (async path).

@@ -92,24 +92,7 @@ func (w *WindowAggregate) ProcessAsync(input int, ch Change) engine.Body {
 // OnWatermark fires the due windows inline on the synchronous path; on the
 // async path FireTimers does it.
 func (w *WindowAggregate) OnWatermark(wm int64) error {
-	w.wm = max(w.wm, wm)
-	if w.agg.ctx.Controller != nil {
-		return nil
-	}
-	due, err := w.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", w.agg.name, err)
-	}
-	for _, d := range due {
-		val, found, err := w.agg.ctx.Backend.Get(w.agg.ctx.OpID, d.Key)
-		if err != nil {
-			return fmt.Errorf("%s: read state: %w", w.agg.name, err)
-		}
-		if err := w.fire(d, val, found); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.fireDueSync(w.agg.ctx, wm, w.fire)
 }
 
 // FireTimers submits one fire body per due key (async path).
