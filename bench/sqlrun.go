@@ -36,6 +36,12 @@ type sqlJob struct {
 	sync        bool
 	ckpt        time.Duration
 	bus         *event.Bus
+	// ddl, when set, is the CREATE TABLE script (one %d: the events);
+	// empty: the Nexmark bid and auction tables without watermarks.
+	ddl string
+	// peak samples the state bytes during the run (sqlResult.peakBytes),
+	// for state that shrinks again before the end (fired windows).
+	peak bool
 }
 
 // sqlResult is what a run measured.
@@ -43,6 +49,9 @@ type sqlResult struct {
 	elapsed time.Duration
 	events  int
 	stats   state.Stats // summed over stateful subtasks
+	// peakBytes is the most state bytes seen during the run (sampled
+	// every 5 ms when sqlJob.peak is set; else 0).
+	peakBytes int64
 }
 
 // rate is events per second.
@@ -56,6 +65,9 @@ func (j sqlJob) run(ctx context.Context) (sqlResult, error) {
 		return sqlResult{}, fmt.Errorf("sql session on %s: %w", j.uri, err)
 	}
 	ddl := fmt.Sprintf(bidDDL, j.events) + ";\n" + fmt.Sprintf(auctionDDL, j.events) + ";"
+	if j.ddl != "" {
+		ddl = fmt.Sprintf(j.ddl, j.events)
+	}
 	if _, err := s.Exec(ctx, ddl); err != nil {
 		return sqlResult{}, fmt.Errorf("sql tables: %w", err)
 	}
@@ -74,6 +86,14 @@ func (j sqlJob) run(ctx context.Context) (sqlResult, error) {
 			checkpointEvery(stop, j.ckpt, oneAtATime(h.Job()))
 		}()
 	}
+	var peak int64
+	if j.peak {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			checkpointEvery(stop, 5*time.Millisecond, func() { peak = max(peak, backendStats(h.Job().Backends()).HotBytes) })
+		}()
+	}
 	err = h.Wait(ctx)
 	elapsed := time.Since(start)
 	close(stop)
@@ -81,13 +101,19 @@ func (j sqlJob) run(ctx context.Context) (sqlResult, error) {
 	if err != nil {
 		return sqlResult{}, fmt.Errorf("sql query on %s: %w", j.uri, err)
 	}
-	res := sqlResult{elapsed: elapsed, events: j.events}
-	for _, b := range h.Job().Backends() {
+	res := sqlResult{elapsed: elapsed, events: j.events, stats: backendStats(h.Job().Backends()), peakBytes: peak}
+	return res, nil
+}
+
+// backendStats sums the counters of the backends that keep them.
+func backendStats(bs []state.Backend) state.Stats {
+	var st state.Stats
+	for _, b := range bs {
 		if sb, ok := b.(interface{ Stats() state.Stats }); ok {
-			res.stats = addStats(res.stats, sb.Stats())
+			st = addStats(st, sb.Stats())
 		}
 	}
-	return res, nil
+	return st
 }
 
 // checkpointEvery calls trigger every d until stop is closed.
