@@ -32,6 +32,12 @@ type OverFrame struct {
 	Range     bool
 	Unbounded bool
 	N         int64
+	// End is where the frame ends on the general path (OverGeneral): End
+	// rows after the current row (0: CURRENT ROW, with its peers in a
+	// RANGE frame), or the partition's last row when EndUnbounded. The
+	// watermark path only has frames ending at CURRENT ROW.
+	End          int64
+	EndUnbounded bool
 }
 
 // OverCall is one OVER function over the input row.

@@ -1,0 +1,155 @@
+package ops
+
+import (
+	"fmt"
+
+	"clink/sql/types"
+)
+
+// outputs computes the output rows (input row plus one value per call) of
+// positions [lo, end) of v.
+func (o *OverGeneral) outputs(v *ogView, lo, end int) ([]types.Row, error) {
+	if end <= lo {
+		return nil, nil
+	}
+	outs := make([]types.Row, end-lo)
+	w := 0
+	for j := lo; j < end; j++ {
+		r, err := v.row(j)
+		if err != nil {
+			return nil, err
+		}
+		w = len(r)
+		outs[j-lo] = make(types.Row, w+len(o.cfg.Calls))
+		copy(outs[j-lo], r)
+	}
+	for ci := range o.cfg.Calls {
+		c := &o.cfg.Calls[ci]
+		var err error
+		switch {
+		case c.Func == OverRowNumber:
+			for j := lo; j < end; j++ {
+				outs[j-lo][w+ci] = types.NewBigInt(int64(j) + 1)
+			}
+		case c.Func == OverLag:
+			err = o.lag(c, v, lo, outs, w+ci)
+		case c.Func == OverAggregate:
+			err = o.frameAgg(c, v, lo, outs, w+ci)
+		default:
+			err = o.frameValue(c, v, lo, outs, w+ci)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("call %d: %w", ci+1, err)
+		}
+	}
+	return outs, nil
+}
+
+// frame returns the first and last positions of j's frame under c.
+func frameOf(c *OverCall, v *ogView, j int) (s, e int) {
+	n := v.len()
+	f := c.Frame
+	switch {
+	case f.Unbounded:
+		s = 0
+	case f.Range:
+		s = v.peerStart(j)
+	default:
+		s = max(0, j-int(min(f.N, int64(n))))
+	}
+	switch {
+	case f.EndUnbounded:
+		e = n - 1
+	case f.Range:
+		e = v.peerEnd(j)
+	default:
+		e = min(n-1, j+int(min(f.End, int64(n))))
+	}
+	return s, e
+}
+
+// lag fills column col with LAG(arg, offset, default).
+func (o *OverGeneral) lag(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
+	for k := range outs {
+		j := lo + k
+		var res types.Value
+		var err error
+		switch {
+		case int64(j) >= c.Offset:
+			r, rerr := v.row(j - int(c.Offset))
+			if rerr != nil {
+				return rerr
+			}
+			res, err = c.Arg.Eval(r)
+		case c.Default != nil:
+			res, err = c.Default.Eval(outs[k][:col])
+		default:
+			res = types.NullValue
+		}
+		if err != nil {
+			return err
+		}
+		outs[k][col] = res
+	}
+	return nil
+}
+
+// frameValue fills column col with FIRST_VALUE / LAST_VALUE of each
+// row's frame.
+func (o *OverGeneral) frameValue(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
+	for k := range outs {
+		s, e := frameOf(c, v, lo+k)
+		at := s
+		if c.Func == OverLastValue {
+			at = e
+		}
+		r, err := v.row(at)
+		if err != nil {
+			return err
+		}
+		if outs[k][col], err = c.Arg.Eval(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// frameAgg fills column col with the aggregate over each row's frame: one
+// accumulator slides along (frames start and end at non-decreasing
+// positions), adding the rows that enter and retracting those that leave.
+func (o *OverGeneral) frameAgg(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
+	acc := c.Agg.NewAccumulator()
+	step := func(j int, add bool) error {
+		r, err := v.row(j)
+		if err != nil {
+			return err
+		}
+		x, include, err := c.Agg.Input(r)
+		if err != nil || !include {
+			return err
+		}
+		if add {
+			return acc.Add(x)
+		}
+		return acc.Retract(x)
+	}
+	cs, ce := 0, 0 // the accumulator holds positions [cs, ce)
+	for k := range outs {
+		s, e := frameOf(c, v, lo+k)
+		if k == 0 {
+			cs, ce = s, s
+		}
+		for ; ce <= e; ce++ {
+			if err := step(ce, true); err != nil {
+				return err
+			}
+		}
+		for ; cs < s; cs++ {
+			if err := step(cs, false); err != nil {
+				return err
+			}
+		}
+		outs[k][col] = acc.Result()
+	}
+	return nil
+}
