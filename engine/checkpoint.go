@@ -41,6 +41,7 @@ type pendingCheckpoint struct {
 	sinkDone  bool
 	captures  []capturePair
 	positions map[string][]byte
+	sinkState []state.Entry
 }
 
 // coordinator collects a checkpoint's captures and source positions and
@@ -59,7 +60,8 @@ type coordinator struct {
 	history    []CheckpointInfo
 	last       state.CheckpointID // newest completed
 	onDone     func(CheckpointInfo)
-	changed    *sync.Cond // signalled when a checkpoint finishes
+	changed    *sync.Cond   // signalled when a checkpoint finishes
+	sink       StatefulSink // nil unless the job's sink keeps state
 }
 
 func (c *coordinator) begin(id state.CheckpointID, expected int) {
@@ -98,6 +100,7 @@ func (c *coordinator) sinkBarrier(id state.CheckpointID) {
 	defer c.mu.Unlock()
 	if p := c.pending[id]; p != nil {
 		p.sinkDone = true
+		p.sinkState = c.sinkEntries(id)
 		c.maybeCapturedLocked(p)
 	}
 }
@@ -175,6 +178,7 @@ func (c *coordinator) delta(p *pendingCheckpoint) (*state.Delta, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	d.Entries = append(d.Entries, p.sinkState...)
 	for _, n := range names {
 		key := []byte(n)
 		d.Entries = append(d.Entries, state.Entry{
@@ -188,6 +192,9 @@ func (c *coordinator) delta(p *pendingCheckpoint) (*state.Delta, error) {
 
 func (c *coordinator) finishLocked(p *pendingCheckpoint, err error) {
 	p.info.Persisted, p.info.Err = c.clock.Now(), err
+	if c.sink != nil && p.sinkDone {
+		c.sink.SinkCheckpointDone(p.info.ID, err)
+	}
 	c.history = append(c.history, p.info)
 	c.changed.Broadcast()
 	if err == nil && p.info.ID > c.last {

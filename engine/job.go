@@ -72,6 +72,9 @@ func NewJob[T any](g Graph[T], sink Sink[T], cfg JobConfig) (*Job[T], error) {
 		maxKG: cfg.MaxKeyGroups, pending: map[state.CheckpointID]*pendingCheckpoint{},
 		last: cfg.Restore, onDone: cfg.OnCheckpoint,
 	}
+	if ss, ok := sink.(StatefulSink); ok {
+		j.coord.sink = ss
+	}
 	j.coord.changed = sync.NewCond(&j.coord.mu)
 	if j.coord.exec == nil {
 		pool, _ := async.NewThreadPool(1)
@@ -84,6 +87,10 @@ func NewJob[T any](g Graph[T], sink Sink[T], cfg JobConfig) (*Job[T], error) {
 	}
 	if cfg.Restore != 0 {
 		if err := j.seekSources(context.Background()); err != nil {
+			j.Close()
+			return nil, err
+		}
+		if err := j.restoreSink(context.Background()); err != nil {
 			j.Close()
 			return nil, err
 		}

@@ -34,6 +34,9 @@ type RunOptions struct {
 	CheckpointInterval time.Duration
 	Restore            string
 	MaxOutage          time.Duration
+	// Notices, when set, is told which checkpoint each query resumed from
+	// (stderr in `clink run`, so stdout stays the result alone).
+	Notices io.Writer
 }
 
 // RunScript runs every statement of src in order, writing results to
@@ -121,6 +124,9 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 		return err
 	}
 	defer h.Close()
+	if from := h.RestoredFrom(); from > 0 && o.Notices != nil {
+		fmt.Fprintf(o.Notices, "clink: query %s resumed from checkpoint %d\n", h.CheckpointName(), from)
+	}
 	rw := NewResultWriter(out, o.Format, h.Columns, !o.Final)
 	if o.Final {
 		if err := h.Wait(ctx); err != nil {

@@ -47,7 +47,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o.BaseDir = "."
+	o.BaseDir, o.Notices = ".", stderr
 	if *file != "" {
 		o.BaseDir = filepath.Dir(*file)
 	}

@@ -1,9 +1,9 @@
 package connector
 
 import (
+	"clink/engine"
 	"context"
 	"math"
-	"sort"
 	"sync"
 
 	"clink/sql/ops"
@@ -18,8 +18,7 @@ type Collector struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
 	changes []ops.Change
-	rows    map[string]*matRow
-	seq     int64
+	table   matTable
 	wm      int64
 	ended   bool
 	// Tee, when set, also receives every change (file sinks).
@@ -33,15 +32,9 @@ type Collector struct {
 	dropped int
 }
 
-type matRow struct {
-	row   types.Row
-	count int64
-	first int64
-}
-
 // NewCollector returns an empty collector.
 func NewCollector() *Collector {
-	return &Collector{changed: make(chan struct{}), rows: map[string]*matRow{}, wm: math.MinInt64}
+	return &Collector{changed: make(chan struct{}), wm: math.MinInt64}
 }
 
 func (c *Collector) notifyLocked() {
@@ -66,21 +59,11 @@ func (c *Collector) Emit(ch ops.Change) {
 }
 
 func (c *Collector) applyLocked(ch ops.Change) {
-	k := string(types.EncodeRow(ch.Row))
-	m := c.rows[k]
-	if m == nil {
-		c.seq++
-		m = &matRow{row: ch.Row, first: c.seq}
-		c.rows[k] = m
-	}
+	d := int64(1)
 	if ch.Kind.Retracts() {
-		m.count--
-	} else {
-		m.count++
+		d = -1
 	}
-	if m.count == 0 {
-		delete(c.rows, k)
-	}
+	c.table.add(string(types.EncodeRow(ch.Row)), ch.Row, d)
 }
 
 // EmitWatermark records the sink's watermark.
@@ -111,7 +94,8 @@ func (c *Collector) Truncate(n int) {
 	if n > len(c.changes) {
 		return
 	}
-	c.changes, c.rows, c.seq, c.ended = c.changes[:n:n], map[string]*matRow{}, 0, false
+	c.changes, c.ended = c.changes[:n:n], false
+	c.table.reset()
 	for _, ch := range c.changes {
 		c.applyLocked(ch)
 	}
@@ -181,18 +165,40 @@ func (c *Collector) Wait(ctx context.Context, n int) error {
 func (c *Collector) Table() []types.Row {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ms := make([]*matRow, 0, len(c.rows))
-	for _, m := range c.rows {
-		if m.count > 0 {
-			ms = append(ms, m)
-		}
+	return c.table.rows()
+}
+
+// SnapshotSink records the table's buckets changed since the previous
+// checkpoint, so a restarted process resumes the whole result (--final
+// after --restore). File sinks (Discard) keep no table and record nothing.
+func (c *Collector) SnapshotSink(id state.CheckpointID) []engine.SinkEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Discard {
+		return nil
 	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].first < ms[j].first })
-	var out []types.Row
-	for _, m := range ms {
-		for range m.count {
-			out = append(out, m.row)
-		}
+	return c.table.snapshot(id)
+}
+
+// SinkCheckpointDone marks a failed checkpoint's buckets dirty again.
+func (c *Collector) SinkCheckpointDone(id state.CheckpointID, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.table.done(id, err)
+}
+
+// RestoreSink loads the table a checkpoint recorded. It applies only to a
+// collector that has seen nothing yet (a new process); a collector rewound
+// in process by Truncate already holds that table.
+func (c *Collector) RestoreSink(read func(keys [][]byte) ([][]byte, error)) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Discard || len(c.changes) > 0 || c.dropped > 0 || c.table.base != nil {
+		return nil
 	}
-	return out
+	if err := c.table.restore(read); err != nil {
+		return err
+	}
+	c.notifyLocked()
+	return nil
 }

@@ -1,0 +1,126 @@
+package connector
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"clink/engine"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// sinkStore is a checkpoint's sink keys, as the engine would commit them.
+type sinkStore map[string][]byte
+
+func (s sinkStore) apply(es []engine.SinkEntry) {
+	for _, e := range es {
+		if e.Deleted {
+			delete(s, string(e.Key))
+		} else {
+			s[string(e.Key)] = e.Value
+		}
+	}
+}
+
+func (s sinkStore) read(keys [][]byte) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = s[string(k)]
+	}
+	return out, nil
+}
+
+func change(kind ops.Kind, vals ...int64) ops.Change {
+	row := make(types.Row, len(vals))
+	for i, v := range vals {
+		row[i] = types.NewBigInt(v)
+	}
+	return ops.Change{Kind: kind, Row: row}
+}
+
+func TestCollectorTableSurvivesRestore(t *testing.T) {
+	tests := []struct {
+		name        string
+		before      []ops.Change // emitted, then checkpoint 1
+		after       []ops.Change // emitted, then checkpoint 2
+		failSecond  bool         // checkpoint 2 fails; checkpoint 3 must carry its buckets
+		wantEntries bool         // checkpoint 1 writes something
+	}{
+		{"inserts", []ops.Change{change(ops.Insert, 1), change(ops.Insert, 2)}, []ops.Change{change(ops.Insert, 3)}, false, true},
+		{"retract to empty", []ops.Change{change(ops.Insert, 1)}, []ops.Change{change(ops.Delete, 1)}, false, true},
+		{"update", []ops.Change{change(ops.Insert, 1, 10)}, []ops.Change{change(ops.UpdateBefore, 1, 10), change(ops.UpdateAfter, 1, 11)}, true, true},
+		{"duplicates", []ops.Change{change(ops.Insert, 5), change(ops.Insert, 5)}, []ops.Change{change(ops.Delete, 5)}, true, true},
+		{"nothing", nil, nil, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store, c := sinkStore{}, NewCollector()
+			for _, ch := range tt.before {
+				c.Emit(ch)
+			}
+			es := c.SnapshotSink(1)
+			if (len(es) > 0) != tt.wantEntries {
+				t.Fatalf("checkpoint 1 wrote %d entries", len(es))
+			}
+			store.apply(es)
+			c.SinkCheckpointDone(1, nil)
+			for _, ch := range tt.after {
+				c.Emit(ch)
+			}
+			es = c.SnapshotSink(2)
+			if tt.failSecond {
+				c.SinkCheckpointDone(2, errors.New("store down"))
+				es = c.SnapshotSink(3)
+			}
+			store.apply(es)
+
+			fresh := NewCollector()
+			if err := fresh.RestoreSink(store.read); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(fresh.Table()), fmt.Sprint(c.Table()); got != want {
+				t.Fatalf("restored table %s, want %s", got, want)
+			}
+			// Truncate rewinds to the restored table, not to empty.
+			fresh.Emit(change(ops.Insert, 99))
+			fresh.Truncate(0)
+			if got, want := fmt.Sprint(fresh.Table()), fmt.Sprint(c.Table()); got != want {
+				t.Fatalf("after Truncate(0) %s, want the restored %s", got, want)
+			}
+		})
+	}
+}
+
+func TestCollectorRestoreSkipsUsedAndDiscarding(t *testing.T) {
+	store := sinkStore{}
+	src := NewCollector()
+	src.Emit(change(ops.Insert, 1))
+	store.apply(src.SnapshotSink(1))
+
+	used := NewCollector()
+	used.Emit(change(ops.Insert, 7))
+	if err := used.RestoreSink(store.read); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(used.Table()); got != fmt.Sprint([]types.Row{{types.NewBigInt(7)}}) {
+		t.Fatalf("a collector with changes took a restore: %s", got)
+	}
+	file := NewCollector()
+	file.Discard = true
+	file.Emit(change(ops.Insert, 1))
+	if es := file.SnapshotSink(1); es != nil {
+		t.Fatalf("a discarding collector wrote %d entries", len(es))
+	}
+}
+
+func TestCollectorRestoreCorrupt(t *testing.T) {
+	store := sinkStore{string(bucketKey(3)): {0xff}}
+	err := NewCollector().RestoreSink(store.read)
+	if err == nil {
+		t.Fatal("a corrupt bucket restored without an error")
+	}
+	if !errors.Is(err, errCorruptBucket) {
+		t.Fatalf("error %v does not wrap errCorruptBucket", err)
+	}
+}
