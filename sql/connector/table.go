@@ -30,9 +30,12 @@ type Table struct {
 	// expr); nil without a declaration. WatermarkText is its SQL.
 	Watermark     expr.Expr
 	WatermarkText string
-	Connector     string
-	Options       map[string]string
-	OptionPos     map[string]ast.Pos
+	// WatermarkColumn is the column WATERMARK FOR names: the table's time
+	// attribute, whose watermark a window or interval join can rely on.
+	WatermarkColumn string
+	Connector       string
+	Options         map[string]string
+	OptionPos       map[string]ast.Pos
 	// Values holds a values table's rows (INSERT INTO appends).
 	Values *ValuesLog
 	// Bounded is decided at CREATE: whether a scan of the table ends.

@@ -22,6 +22,9 @@ type SessionAggConfig struct {
 	Time                 expr.Expr
 	Gap                  int64
 	StartGroup, EndGroup int
+	// RowtimeGroup is the group column that gets the session's rowtime
+	// (end - 1 ms: SESSION_ROWTIME, window_time) at fire; -1: none.
+	RowtimeGroup int
 }
 
 // SessionAggregate is SessionWindowRowOp. Per partition key one state entry
@@ -249,6 +252,9 @@ func (s *SessionAggregate) emit(group types.Row, ss session) error {
 	}
 	if s.cfg.EndGroup >= 0 {
 		out[s.cfg.EndGroup] = types.NewTimestamp(ss.last + s.cfg.Gap)
+	}
+	if s.cfg.RowtimeGroup >= 0 {
+		out[s.cfg.RowtimeGroup] = types.NewTimestamp(ss.last + s.cfg.Gap - 1)
 	}
 	for _, acc := range a.accs {
 		out = append(out, acc.Result())

@@ -81,12 +81,14 @@ func (w WindowSpec) Assign(ts int64, f func(start, end int64)) {
 
 // WindowTVF is the stateless window table function: each input row goes
 // out once per window it belongs to, with window_start and window_end
-// (TIMESTAMP) appended. A row whose time column is NULL belongs to no
-// window. Change kinds are kept.
+// (TIMESTAMP) appended, and with Rowtime the window's rowtime (end - 1
+// ms: Flink's window_time, TUMBLE_ROWTIME). A row whose time column is
+// NULL belongs to no window. Change kinds are kept.
 type WindowTVF struct {
 	Name    string
 	TimeCol int
 	Spec    WindowSpec
+	Rowtime bool
 	out     engine.Output[Change]
 }
 
@@ -105,11 +107,18 @@ func (w *WindowTVF) Process(_ int, ch Change) error {
 	if t.IsNull() {
 		return nil
 	}
+	extra := 2
+	if w.Rowtime {
+		extra = 3
+	}
 	w.Spec.Assign(t.Int(), func(s, e int64) {
-		row := make(types.Row, len(ch.Row)+2)
+		row := make(types.Row, len(ch.Row)+extra)
 		copy(row, ch.Row)
 		row[len(ch.Row)] = types.NewTimestamp(s)
 		row[len(ch.Row)+1] = types.NewTimestamp(e)
+		if w.Rowtime {
+			row[len(ch.Row)+2] = types.NewTimestamp(e - 1)
+		}
 		w.out.Emit(Change{Kind: ch.Kind, Row: row})
 	})
 	return nil

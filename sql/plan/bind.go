@@ -16,6 +16,9 @@ const maxViewDepth = 64
 type binder struct {
 	cat   *Catalog
 	depth int
+	// topN: per subquery SELECT, an outer `rn <= N` on its ROW_NUMBER
+	// column (bind_over_general.go).
+	topN map[*ast.Select]topNHint
 }
 
 // Plan binds and plans a query against the catalog.
@@ -129,6 +132,7 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.noteTopN(s.From, conj)
 	n, err := b.from(s.From, &conj)
 	if err != nil {
 		return nil, err
@@ -183,12 +187,12 @@ func (b *binder) project(s *ast.Select, n *Node, subst map[string]int) (*Node, e
 	identity := true
 	for _, it := range s.Items {
 		if it.Star {
-			if subst != nil {
+			if subst != nil && !overNode(n) {
 				return nil, errorf(it.At, "SELECT * is not allowed with GROUP BY")
 			}
 			found := false
 			for i, col := range n.Schema.Cols {
-				if it.Table != "" && !strings.EqualFold(col.Table, it.Table) {
+				if it.Table != "" && !strings.EqualFold(col.Table, it.Table) || overColumn(n, col) {
 					continue
 				}
 				found = true
@@ -223,6 +227,9 @@ func (b *binder) project(s *ast.Select, n *Node, subst map[string]int) (*Node, e
 		}
 		if name == "" {
 			name = ast.String(it.Expr)
+		}
+		if idx, ok := passThrough(n.Schema, it.Expr, subst); ok && n.Schema.Cols[idx].Type == e.Type() {
+			e = passRef{idx: idx, typ: e.Type()} // traceable: keeps a time attribute
 		}
 		exprs = append(exprs, e)
 		cols = append(cols, expr.Column{Table: table, Name: name, Type: e.Type()})

@@ -54,7 +54,7 @@ func intervalJoin(n, l, r *Node, rest []ast.Expr) (*Node, error) {
 		used = append(used, c)
 	}
 	if info.Lower == math.MinInt64 || info.Upper == math.MaxInt64 ||
-		!watermarked(l, l.Schema.Cols[info.LeftTime].Name) || !watermarked(r, r.Schema.Cols[info.RightTime].Name) {
+		!timeAttr(l, info.LeftTime) || !timeAttr(r, info.RightTime) {
 		return n, nil
 	}
 	n.Op, n.Interval, n.Cond = OpIntervalJoin, &info, nil

@@ -48,6 +48,13 @@ type WindowInfo struct {
 	End        expr.Expr
 	StartGroup int // index among GroupBy of window_start (-1: none)
 	EndGroup   int // index among GroupBy of window_end (-1: none)
+	// RowtimeGroup is the index among GroupBy of the window's rowtime
+	// (window_time, TUMBLE_ROWTIME: end - 1 ms), -1: none. Grouped by a
+	// window aggregate it is a time attribute of the output, so a
+	// downstream window can cascade on it.
+	RowtimeGroup int
+	// Rowtime: the window node appends a third column, its rowtime.
+	Rowtime bool
 	// Sessioned marks a SESSION window node a session aggregate consumes
 	// (the only place its per-row windows mean anything).
 	Sessioned bool
@@ -63,7 +70,7 @@ func (b *binder) windowTable(t *ast.WindowTable) (*Node, error) {
 	if len(none) > 0 {
 		return nil, errorf(t.At, "unexpected condition inside %s", t.Func)
 	}
-	n, err := windowNode(t.At, strings.ToUpper(t.Func), in, t.TimeCol, t.Args)
+	n, err := windowNode(t.At, strings.ToUpper(t.Func), in, t.TimeCol, t.Args, "window_time")
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +80,9 @@ func (b *binder) windowTable(t *ast.WindowTable) (*Node, error) {
 	return n, nil
 }
 
-// windowNode appends window_start and window_end to in's rows.
-func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []ast.Expr) (*Node, error) {
+// windowNode appends window_start and window_end to in's rows, and a
+// rowtime column named rowtime (end - 1 ms) unless rowtime is "".
+func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []ast.Expr, rowtime string) (*Node, error) {
 	idx, err := in.Schema.Resolve(timeCol)
 	if err != nil {
 		return nil, err
@@ -113,8 +121,12 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	cols := append(append([]expr.Column{}, in.Schema.Cols...),
 		expr.Column{Table: qual, Name: "window_start", Type: types.Timestamp},
 		expr.Column{Table: qual, Name: "window_end", Type: types.Timestamp})
+	if rowtime != "" {
+		cols = append(cols, expr.Column{Table: qual, Name: rowtime, Type: types.Timestamp})
+	}
 	return &Node{Op: OpWindow, Inputs: []*Node{in}, Schema: expr.NewSchema(cols...),
-		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: watermarked(in, in.Schema.Cols[idx].Name)},
+		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), Rowtime: rowtime != "",
+			StartGroup: -1, EndGroup: -1, RowtimeGroup: -1},
 		Detail: fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))}, nil
 }
 
@@ -140,17 +152,4 @@ func intervalMs(a ast.Expr) (int64, error) {
 		return 0, errorf(a.Position(), "window size must be a constant INTERVAL, got %s", ast.String(a))
 	}
 	return v.Int(), nil
-}
-
-// watermarked reports whether column name of n comes straight from a
-// source table whose WATERMARK FOR is declared on it.
-func watermarked(n *Node, name string) bool {
-	for n.Op == OpCalc && len(n.Inputs) == 1 && n.Schema == n.Inputs[0].Schema || n.Op == OpWindow {
-		n = n.Inputs[0]
-	}
-	if n.Op != OpScan || n.Table.Watermark == nil {
-		return false
-	}
-	wm := strings.ToLower(n.Table.WatermarkText)
-	return strings.HasPrefix(wm, strings.ToLower(name)) || strings.Contains(wm, "("+strings.ToLower(name))
 }

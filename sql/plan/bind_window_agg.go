@@ -11,20 +11,20 @@ import (
 	"clink/sql/types"
 )
 
-// legacyWindowNames maps a legacy group window to its start and end
-// functions.
-var legacyWindowNames = map[string][2]string{
-	"TUMBLE":  {"TUMBLE_START", "TUMBLE_END"},
-	"HOP":     {"HOP_START", "HOP_END"},
-	"SESSION": {"SESSION_START", "SESSION_END"},
+// legacyWindowNames maps a legacy group window to its start, end and
+// rowtime functions.
+var legacyWindowNames = map[string][3]string{
+	"TUMBLE":  {"TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME"},
+	"HOP":     {"HOP_START", "HOP_END", "HOP_ROWTIME"},
+	"SESSION": {"SESSION_START", "SESSION_END", "SESSION_ROWTIME"},
 }
 
 // legacyWindowFunc reports the auxiliary functions the planner substitutes
 // (so walk.go's unsupported lets them through).
 func legacyWindowFunc(name string) bool {
 	switch strings.ToUpper(name) {
-	case "TUMBLE", "HOP", "TUMBLE_START", "TUMBLE_END", "HOP_START", "HOP_END",
-		"SESSION", "SESSION_START", "SESSION_END":
+	case "TUMBLE", "HOP", "TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "HOP_START", "HOP_END", "HOP_ROWTIME",
+		"SESSION", "SESSION_START", "SESSION_END", "SESSION_ROWTIME":
 		return true
 	}
 	return false
@@ -34,7 +34,10 @@ func legacyWindowFunc(name string) bool {
 // size): n gains a window node, the call becomes two group columns
 // (window_start, window_end), and the returned substitutes name the
 // auxiliary calls (TUMBLE_START(ts, size), ...) by the group expression
-// they stand for.
+// they stand for. When the query calls the rowtime function
+// (TUMBLE_ROWTIME(ts, size), ...), the window node also carries the
+// rowtime (end - 1 ms) and it becomes a third group column: a time
+// attribute of the result, so a downstream window can cascade on it.
 func (b *binder) groupWindows(s *ast.Select, n *Node) ([]ast.Expr, *Node, map[string]string, error) {
 	var groups []ast.Expr
 	alias := map[string]string{}
@@ -52,20 +55,48 @@ func (b *binder) groupWindows(s *ast.Select, n *Node) ([]ast.Expr, *Node, map[st
 		if !ok {
 			return nil, nil, nil, errorf(call.At, "%s needs a time column as its first argument", call.Name)
 		}
-		w, err := windowNode(call.At, strings.ToUpper(call.Name), n, ref, call.Args[1:])
+		rowtime := ""
+		if callsFunc(s, names[2]) {
+			rowtime = "$window_rowtime"
+		}
+		w, err := windowNode(call.At, strings.ToUpper(call.Name), n, ref, call.Args[1:], rowtime)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		w.Schema.Cols[len(w.Schema.Cols)-2].Name = "$window_start"
-		w.Schema.Cols[len(w.Schema.Cols)-1].Name = "$window_end"
+		base := len(n.Schema.Cols)
+		w.Schema.Cols[base].Name = "$window_start"
+		w.Schema.Cols[base+1].Name = "$window_end"
 		n = w
 		start := &ast.ColumnRef{At: call.At, Name: "$window_start"}
 		end := &ast.ColumnRef{At: call.At, Name: "$window_end"}
 		groups = append(groups, start, end)
 		alias[ast.String(&ast.FuncCall{Name: names[0], Args: call.Args})] = ast.String(start)
 		alias[ast.String(&ast.FuncCall{Name: names[1], Args: call.Args})] = ast.String(end)
+		if rowtime != "" {
+			rt := &ast.ColumnRef{At: call.At, Name: rowtime}
+			groups = append(groups, rt)
+			alias[ast.String(&ast.FuncCall{Name: names[2], Args: call.Args})] = ast.String(rt)
+		}
 	}
 	return groups, n, alias, nil
+}
+
+// callsFunc reports whether the SELECT list or HAVING calls fn.
+func callsFunc(s *ast.Select, fn string) bool {
+	found := false
+	look := func(e ast.Expr) {
+		walk(e, func(x ast.Expr) bool {
+			if f, ok := x.(*ast.FuncCall); ok && strings.EqualFold(f.Name, fn) {
+				found = true
+			}
+			return !found
+		})
+	}
+	for _, it := range s.Items {
+		look(it.Expr)
+	}
+	look(s.Having)
+	return found
 }
 
 func call0(c *ast.FuncCall, ok bool) string {
@@ -83,41 +114,62 @@ func firstArg(c *ast.FuncCall) ast.Expr {
 }
 
 // windowAgg turns an aggregate over a watermarked window node, grouped by
-// its window_start or window_end, into an emit-once window aggregate. Any
-// other aggregate stays a continuously updating one.
+// its window_start, window_end or rowtime (traced through projections,
+// renames and filters between the window and the aggregate), into an
+// emit-once window aggregate. Any other aggregate stays a continuously
+// updating one.
 func windowAgg(agg, in *Node, groups []ast.Expr) *Node {
-	w := in
-	for w.Op == OpCalc && len(w.Inputs) == 1 && w.Schema == w.Inputs[0].Schema {
-		w = w.Inputs[0]
-	}
-	if w.Op != OpWindow || !w.Window.Watermark || !in.AppendOnly() {
+	if !in.AppendOnly() {
 		return agg
 	}
-	ncols := len(w.Schema.Cols)
-	info := *w.Window
-	info.StartGroup, info.EndGroup = -1, -1
+	var w *Node
+	info := WindowInfo{StartGroup: -1, EndGroup: -1, RowtimeGroup: -1}
+	var startIn, endIn, rowIn int
 	for i, g := range groups {
 		ref, ok := g.(*ast.ColumnRef)
 		if !ok {
 			continue
 		}
 		idx, err := in.Schema.Resolve(ref)
+		if err != nil {
+			continue
+		}
+		src, widx, ok := windowOrigin(in, idx)
+		if !ok || (w != nil && src != w) {
+			continue
+		}
+		base := len(src.Inputs[0].Schema.Cols)
 		switch {
-		case err != nil:
-		case idx == ncols-2:
-			info.StartGroup = i
-		case idx == ncols-1:
-			info.EndGroup = i
+		case widx == base:
+			w, info.StartGroup, startIn = src, i, idx
+		case widx == base+1:
+			w, info.EndGroup, endIn = src, i, idx
+		case widx == rowtimeCol(src):
+			w, info.RowtimeGroup, rowIn = src, i, idx
 		}
 	}
+	if w == nil || !w.Window.Watermark {
+		return agg
+	}
+	info.Spec, info.TimeCol, info.Watermark, info.Rowtime = w.Window.Spec, w.Window.TimeCol, true, w.Window.Rowtime
+	ts := types.Timestamp
 	switch {
-	case info.Spec.Kind == ops.Session && (info.EndGroup >= 0 || info.StartGroup >= 0):
+	case info.Spec.Kind == ops.Session:
 		w.Window.Sessioned = true
-		info.End = colExpr(ncols-2, types.Timestamp) // the row's own window start: its time
+		switch { // the row's own window start: its time
+		case info.StartGroup >= 0:
+			info.End = colExpr(startIn, ts)
+		case info.EndGroup >= 0:
+			info.End = plusMs{colExpr(endIn, ts), -info.Spec.Size}
+		default:
+			info.End = plusMs{colExpr(rowIn, ts), 1 - info.Spec.Size}
+		}
 	case info.EndGroup >= 0:
-		info.End = colExpr(ncols-1, types.Timestamp)
+		info.End = colExpr(endIn, ts)
 	case info.StartGroup >= 0 && info.Spec.Kind != ops.Cumulate:
-		info.End = plusMs{colExpr(ncols-2, types.Timestamp), info.Spec.Size}
+		info.End = plusMs{colExpr(startIn, ts), info.Spec.Size}
+	case info.RowtimeGroup >= 0:
+		info.End = plusMs{colExpr(rowIn, ts), 1}
 	default:
 		return agg
 	}
@@ -152,7 +204,7 @@ func (b *builder) window(n *Node, ins []int) (int, error) {
 			return 0, errors.New("a SESSION window must be grouped by its window_start/window_end (or GROUP BY SESSION(...)) over a time column with a WATERMARK and an append-only input")
 		}
 		i := ins[0]
-		tvf := &ops.WindowTVF{Name: "window", TimeCol: n.Window.TimeCol, Spec: n.Window.Spec}
+		tvf := &ops.WindowTVF{Name: "window", TimeCol: n.Window.TimeCol, Spec: n.Window.Spec, Rowtime: n.Window.Rowtime}
 		return b.add(n, "window", b.par(i), engine.StageSpec[ops.Change]{
 			NewOperator: func(int) engine.Operator[ops.Change] {
 				c := *tvf
@@ -177,11 +229,11 @@ func (b *builder) sessionAgg(n *Node, ins []int) int {
 	w := n.Window
 	var key []expr.Expr
 	for i, g := range n.GroupBy {
-		if i != w.StartGroup && i != w.EndGroup {
+		if i != w.StartGroup && i != w.EndGroup && i != w.RowtimeGroup {
 			key = append(key, g)
 		}
 	}
-	cfg := ops.SessionAggConfig{Key: key, Time: w.End, Gap: w.Spec.Size, StartGroup: w.StartGroup, EndGroup: w.EndGroup,
+	cfg := ops.SessionAggConfig{Key: key, Time: w.End, Gap: w.Spec.Size, StartGroup: w.StartGroup, EndGroup: w.EndGroup, RowtimeGroup: w.RowtimeGroup,
 		AggregateConfig: ops.AggregateConfig{Name: "session-agg", GroupBy: n.GroupBy, Aggs: n.Aggs,
 			HashSeed: b.opts.HashSeed, AppendOnly: true}}
 	return b.keyed(n, ins, "session-agg", []ops.KeyFn{{Exprs: key}}, func(int) engine.Operator[ops.Change] {

@@ -132,7 +132,7 @@ func (c *Catalog) watermark(t *connector.Table, w *ast.Watermark) error {
 	if e.Type().Kind != types.KindTimestamp {
 		return ast.Errorf(w.Expr.Position(), "watermark expression must be a TIMESTAMP, got %s", e.Type())
 	}
-	t.Watermark, t.WatermarkText = e, ast.String(w.Expr)
+	t.Watermark, t.WatermarkText, t.WatermarkColumn = e, ast.String(w.Expr), s.Cols[idx].Name
 	return nil
 }
 
