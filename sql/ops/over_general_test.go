@@ -125,6 +125,10 @@ func ogConfigs(t *testing.T) map[string]OverGeneralConfig {
 			{Func: OverAggregate, Agg: ogAgg(t, "COUNT(*)"), Frame: OverFrame{Range: true, EndUnbounded: true}},
 			{Func: OverAggregate, Agg: ogAgg(t, "MIN(id)"), Frame: OverFrame{Range: true}},
 		}},
+		"lag without row numbers": {Partition: []expr.Expr{k}, Order: rowsOrder, Calls: []OverCall{
+			{Func: OverLag, Arg: id, Offset: 2},
+			{Func: OverAggregate, Agg: ogAgg(t, "SUM(v)"), Frame: OverFrame{N: 1}},
+		}},
 		"top-3 with lookahead": {Partition: []expr.Expr{k}, Order: rowsOrder, Limit: 3, Calls: []OverCall{
 			{Func: OverRowNumber},
 			{Func: OverAggregate, Agg: ogAgg(t, "AVG(v)"), Frame: OverFrame{N: 1, End: 2}},

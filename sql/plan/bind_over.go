@@ -21,6 +21,11 @@ type OverInfo struct {
 	Partition []expr.Expr
 	Time      expr.Expr
 	Calls     []ops.OverCall
+	// General marks the general path (OpOverGeneral, OpGroupTopN): Order
+	// is the ORDER BY and Limit (> 0) a pushed-down `rn <= Limit`.
+	General bool
+	Order   []ops.OverSortKey
+	Limit   int64
 }
 
 // overCalls returns the distinct OVER calls of the SELECT list, in order.
@@ -80,7 +85,14 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 			return nil, nil, errorf(c.At, "all OVER clauses of a SELECT must share PARTITION BY and ORDER BY")
 		}
 	}
-	info, err := overSpec(spec, n)
+	general := !watermarkOrder(spec, n) || needsGeneral(calls)
+	var info *OverInfo
+	var err error
+	if general {
+		info, err = generalSpec(spec, n)
+	} else {
+		info, err = overSpec(spec, n)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,6 +105,12 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 		if err != nil {
 			return nil, nil, err
 		}
+		if general && oc.Frame.Range && !oc.Frame.Unbounded && oc.Frame.N != 0 {
+			return nil, nil, errorf(call.At, "a RANGE frame with an INTERVAL offset needs ORDER BY one ascending time column with a WATERMARK, over an append-only input")
+		}
+		if hint, ok := b.topN[s]; ok && general && oc.Func == ops.OverRowNumber && hint.call == ast.String(call) {
+			info.Limit = hint.limit
+		}
 		info.Calls = append(info.Calls, oc)
 		subst[ast.String(call)] = len(cols)
 		cols = append(cols, expr.Column{Name: fmt.Sprintf("$over%d", i), Type: typ})
@@ -102,8 +120,12 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 	for _, p := range spec.PartitionBy {
 		parts = append(parts, ast.String(p))
 	}
-	return &Node{Op: OpOver, Inputs: []*Node{n}, Schema: expr.NewSchema(cols...), Over: info,
-		Detail: strings.Join(text, ", "), Key: strings.Join(parts, ", ")}, subst, nil
+	node := &Node{Op: OpOver, Inputs: []*Node{n}, Schema: expr.NewSchema(cols...), Over: info,
+		Detail: strings.Join(text, ", "), Key: strings.Join(parts, ", ")}
+	if general {
+		generalNode(node, spec, n.AppendOnly())
+	}
+	return node, subst, nil
 }
 
 func overKey(w *ast.WindowSpec) string {
@@ -223,17 +245,30 @@ func overLag(c *expr.Compiler, call *ast.FuncCall, argErr error) (ops.OverCall, 
 	return oc, arg.Type(), nil
 }
 
-// overFrame checks a frame: UNBOUNDED or n / INTERVAL PRECEDING (or
-// CURRENT ROW) AND CURRENT ROW; no frame is RANGE UNBOUNDED PRECEDING.
+// overFrame checks a frame: it starts UNBOUNDED PRECEDING, n (or
+// INTERVAL) PRECEDING or at CURRENT ROW and ends at CURRENT ROW, n
+// FOLLOWING or UNBOUNDED FOLLOWING (the last two only on the general
+// path); no frame is RANGE UNBOUNDED PRECEDING to CURRENT ROW.
 func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
 	if f == nil {
 		return ops.OverFrame{Range: true, Unbounded: true}, nil
 	}
 	fr := ops.OverFrame{Range: !f.Rows}
-	if f.End.Kind != ast.CurrentRow {
-		return fr, errorf(at, "OVER frames must end at CURRENT ROW")
-	}
 	var err error
+	switch f.End.Kind {
+	case ast.CurrentRow:
+	case ast.UnboundedFollowing:
+		fr.EndUnbounded = true
+	case ast.Following:
+		if !f.Rows {
+			return fr, errorf(at, "RANGE frames may end at CURRENT ROW or UNBOUNDED FOLLOWING (n FOLLOWING needs ROWS)")
+		}
+		if fr.End, err = constInt(f.End.Offset, "a ROWS frame offset"); err != nil {
+			return fr, err
+		}
+	default:
+		return fr, errorf(at, "OVER frames must end at or after the current row")
+	}
 	switch f.Start.Kind {
 	case ast.UnboundedPreceding:
 		fr.Unbounded = true
@@ -250,11 +285,20 @@ func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
 	return fr, err
 }
 
-// over places an OVER aggregate keyed by its partition.
+// over places an OVER stage keyed by its partition: the watermark path's
+// OverAggregate or the general OverGeneral.
 func (b *builder) over(n *Node, ins []int) int {
-	cfg := ops.OverConfig{Name: "over", Partition: n.Over.Partition, Time: n.Over.Time, Calls: n.Over.Calls,
+	info := n.Over
+	if info.General {
+		cfg := ops.OverGeneralConfig{Name: "over", Partition: info.Partition, Order: info.Order, Calls: info.Calls,
+			Limit: info.Limit, AppendOnly: n.Inputs[0].AppendOnly(), HashSeed: b.opts.HashSeed}
+		return b.keyed(n, ins, "over", []ops.KeyFn{{Exprs: info.Partition}}, func(int) engine.Operator[ops.Change] {
+			return ops.NewOverGeneral(cfg)
+		})
+	}
+	cfg := ops.OverConfig{Name: "over", Partition: info.Partition, Time: info.Time, Calls: info.Calls,
 		HashSeed: b.opts.HashSeed}
-	return b.keyed(n, ins, "over", []ops.KeyFn{{Exprs: n.Over.Partition}}, func(int) engine.Operator[ops.Change] {
+	return b.keyed(n, ins, "over", []ops.KeyFn{{Exprs: info.Partition}}, func(int) engine.Operator[ops.Change] {
 		return ops.NewOver(cfg)
 	})
 }

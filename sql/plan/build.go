@@ -115,7 +115,7 @@ func (b *builder) node(n *Node) (int, error) {
 		}), nil
 	case OpWindow, OpWindowAgg, OpSessionAgg:
 		return b.window(n, ins)
-	case OpOver:
+	case OpOver, OpOverGeneral, OpGroupTopN:
 		return b.over(n, ins), nil
 	case OpJoin:
 		cfg := ops.JoinConfig{Name: "join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,

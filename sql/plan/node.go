@@ -28,6 +28,9 @@ const (
 
 // String names the operator as EXPLAIN shows it.
 func (k OpKind) String() string {
+	if name, ok := overOpName(k); ok {
+		return name
+	}
 	if name, ok := windowOpName(k); ok {
 		return name
 	}
@@ -42,7 +45,8 @@ func (k OpKind) String() string {
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin
+	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin ||
+		k == OpOverGeneral || k == OpGroupTopN
 }
 
 // Node is one plan operator and its output schema.
@@ -98,7 +102,7 @@ type Query struct {
 // AppendOnly reports whether the query's result only ever inserts.
 func (n *Node) AppendOnly() bool {
 	switch n.Op {
-	case OpAggregate:
+	case OpAggregate, OpOverGeneral, OpGroupTopN:
 		return false
 	case OpJoin:
 		if n.JoinKind != ops.InnerJoin {
