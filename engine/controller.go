@@ -210,7 +210,7 @@ type KeySource interface{ SubmitKey() uint64 }
 func (c *Controller) SubmitLazy(ks KeySource, body Body) bool { return c.submit(0, ks, body) }
 
 func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
-	if c.Full() {
+	if c.inflight >= c.cfg.MaxInFlight && c.Full() {
 		return false
 	}
 	c.stalled = false
@@ -220,7 +220,7 @@ func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
 	if c.local.submitted++; c.local.submitted&1023 == 0 {
 		c.publish() // all-hit runs may never Poll: keep Snapshot fresh
 	}
-	if c.bus.Wants(event.RecordSubmitted) {
+	if c.bus != nil && c.bus.Wants(event.RecordSubmitted) {
 		c.emitRecord(event.RecordSubmitted, r)
 	}
 	if len(c.gate) > 0 {
@@ -239,7 +239,12 @@ func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
 	} else {
 		c.runLazy(r, ks)
 	}
-	c.settle()
+	// A hit on an idle gate finishes uncounted and ungated: it can neither
+	// promote a parked record nor complete an epoch, so settle has work only
+	// when something else is pending.
+	if len(c.promote) > 0 || len(c.epochs) > 1 {
+		c.settle()
+	}
 	return true
 }
 

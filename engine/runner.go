@@ -48,21 +48,18 @@ type Runner[T any] struct {
 	keys    *pendingKey[T]
 }
 
-// pendingKey is the KeySource of the record being submitted: the gate key
-// is computed only if the controller asks for it.
+// pendingKey is the KeySource of the record being submitted when its
+// element carries no gate key: the operator's KeyHash runs only if the
+// controller asks for it. It holds just the input index and the data, not
+// the whole element, so the per-record copy stays small.
 type pendingKey[T any] struct {
-	aop AsyncOperator[T]
-	el  Element[T]
+	aop   AsyncOperator[T]
+	input int
+	data  T
 }
 
-// SubmitKey returns the routing hash the exchange carried when the edge
-// declared it the gate key, and the operator's KeyHash otherwise.
-func (k *pendingKey[T]) SubmitKey() uint64 {
-	if k.el.Keyed {
-		return k.el.KeyHash
-	}
-	return k.aop.KeyHash(k.el.Input, k.el.Data)
-}
+// SubmitKey returns the operator's KeyHash of the pending record.
+func (k *pendingKey[T]) SubmitKey() uint64 { return k.aop.KeyHash(k.input, k.data) }
 
 // NewRunner opens op on cfg.Backend and picks its path: async when op is an
 // AsyncOperator, the backend defers reads, and op reports SupportsAsync
@@ -178,14 +175,24 @@ func (r *Runner[T]) offerData(el Element[T]) (bool, error) {
 		}
 		return true, nil
 	}
-	if r.Full() {
+	c := r.ctl
+	if c.inflight >= c.cfg.MaxInFlight && c.Full() {
 		return false, nil
 	}
-	k := r.keys
-	k.el = el
-	r.ctl.SubmitLazy(k, r.aop.ProcessAsync(el.Input, el.Data))
-	k.el = Element[T]{}
-	return true, r.failIf(r.ctl.Err())
+	if el.Keyed {
+		// The routing hash is the gate key: no key source to set up.
+		c.Submit(el.KeyHash, r.aop.ProcessAsync(el.Input, el.Data))
+	} else {
+		k := r.keys
+		k.input, k.data = el.Input, el.Data
+		c.SubmitLazy(k, r.aop.ProcessAsync(el.Input, el.Data))
+		var zero T
+		k.data = zero
+	}
+	if c.err != nil {
+		return true, r.fail(c.err)
+	}
+	return true, r.err
 }
 
 func (r *Runner[T]) watermark(wm int64) error {
@@ -215,7 +222,11 @@ func (r *Runner[T]) watermark(wm int64) error {
 
 func (r *Runner[T]) forwardWatermark(wm int64) {
 	if r.cfg.Bus.Enabled() {
-		r.cfg.Bus.Emit(event.Event{Kind: event.WatermarkForwarded, Operator: r.cfg.Name, Subtask: r.cfg.Subtask, N: wm})
+		e := event.Event{Kind: event.WatermarkForwarded, Operator: r.cfg.Name, Subtask: r.cfg.Subtask, N: wm}
+		if wm == WatermarkIdle { // exchange.go: every input idle, passed on
+			e.N, e.Text = 0, "idle"
+		}
+		r.cfg.Bus.Emit(e)
 	}
 	r.out.EmitWatermark(wm)
 }

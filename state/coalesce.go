@@ -18,7 +18,8 @@ import (
 // key in a batch distinct.
 type CoalescingBackend struct {
 	AsyncBackend
-	hot     HotReader // nil when the inner backend cannot peek
+	hot     HotReader          // nil when the inner backend cannot peek
+	remote  *RemoteReadBackend // the inner backend when it is one: direct calls on the hit path
 	pending []parkedRead
 	flushes int64
 }
@@ -38,6 +39,7 @@ var _ interface {
 func NewCoalescingBackend(inner AsyncBackend) *CoalescingBackend {
 	c := &CoalescingBackend{AsyncBackend: inner}
 	c.hot, _ = inner.(HotReader)
+	c.remote, _ = inner.(*RemoteReadBackend)
 	return c
 }
 
@@ -46,7 +48,11 @@ func (c *CoalescingBackend) Inner() AsyncBackend { return c.AsyncBackend }
 
 // GetAsync returns a hot hit at once; a miss is parked until Flush.
 func (c *CoalescingBackend) GetAsync(op OpID, key []byte, _ int64) (Lookup, *async.Task[Lookup]) {
-	if c.hot != nil {
+	if c.remote != nil {
+		if lk, ok := c.remote.GetHot(op, key); ok {
+			return lk, nil
+		}
+	} else if c.hot != nil {
 		if lk, ok := c.hot.GetHot(op, key); ok {
 			return lk, nil
 		}
@@ -54,6 +60,33 @@ func (c *CoalescingBackend) GetAsync(op OpID, key []byte, _ int64) (Lookup, *asy
 	t := async.New(noop[Lookup])
 	c.pending = append(c.pending, parkedRead{op: op, key: append([]byte(nil), key...), t: t})
 	return Lookup{}, t
+}
+
+// Get forwards to the inner backend (directly when it is a
+// RemoteReadBackend, the common case, saving an interface dispatch).
+func (c *CoalescingBackend) Get(op OpID, key []byte) ([]byte, bool, error) {
+	if c.remote != nil {
+		return c.remote.Get(op, key)
+	}
+	return c.AsyncBackend.Get(op, key)
+}
+
+// Put forwards to the inner backend, directly when it is a
+// RemoteReadBackend.
+func (c *CoalescingBackend) Put(op OpID, key, val []byte) error {
+	if c.remote != nil {
+		return c.remote.Put(op, key, val)
+	}
+	return c.AsyncBackend.Put(op, key, val)
+}
+
+// Delete forwards to the inner backend, directly when it is a
+// RemoteReadBackend.
+func (c *CoalescingBackend) Delete(op OpID, key []byte) error {
+	if c.remote != nil {
+		return c.remote.Delete(op, key)
+	}
+	return c.AsyncBackend.Delete(op, key)
 }
 
 // Pending returns the number of parked reads.

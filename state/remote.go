@@ -138,11 +138,13 @@ func (b *RemoteReadBackend) Get(op OpID, key []byte) ([]byte, bool, error) {
 // GetHot returns the hot value of (op, key) without loading.
 func (b *RemoteReadBackend) GetHot(op OpID, key []byte) (Lookup, bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return Lookup{}, false
 	}
-	return b.hitLocked(op, key)
+	lk, ok := b.hitLocked(op, key)
+	b.mu.Unlock()
+	return lk, ok
 }
 
 // hitLocked looks (op, key) up in the hot tier, counting a hit. It does not
