@@ -122,8 +122,14 @@ func ogConfigs(t *testing.T) map[string]OverGeneralConfig {
 		}},
 		"range peers": {Partition: []expr.Expr{k}, Order: []OverSortKey{{Expr: v}}, Calls: []OverCall{
 			{Func: OverAggregate, Agg: ogAgg(t, "SUM(id)"), Frame: OverFrame{Range: true, Unbounded: true}},
-			{Func: OverAggregate, Agg: ogAgg(t, "COUNT(*)"), Frame: OverFrame{Range: true, EndUnbounded: true}},
+		}},
+		"peers only": {Partition: []expr.Expr{k}, Order: []OverSortKey{{Expr: v}}, Calls: []OverCall{
 			{Func: OverAggregate, Agg: ogAgg(t, "MIN(id)"), Frame: OverFrame{Range: true}},
+			{Func: OverLastValue, Arg: id, Frame: OverFrame{Range: true}},
+		}},
+		"range to the end": {Partition: []expr.Expr{k}, Order: []OverSortKey{{Expr: v}}, Calls: []OverCall{
+			{Func: OverAggregate, Agg: ogAgg(t, "COUNT(*)"), Frame: OverFrame{Range: true, EndUnbounded: true}},
+			{Func: OverAggregate, Agg: ogAgg(t, "MAX(id)"), Frame: OverFrame{Range: true, Unbounded: true, EndUnbounded: true}},
 		}},
 		"lag without row numbers": {Partition: []expr.Expr{k}, Order: rowsOrder, Calls: []OverCall{
 			{Func: OverLag, Arg: id, Offset: 2},
