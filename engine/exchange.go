@@ -7,6 +7,17 @@ import (
 	"clink/state"
 )
 
+// WatermarkIdle, carried as a Watermark element's value, is the
+// WatermarkStatus IDLE announcement (Flink's source idleness): the channel
+// that sends it has produced nothing for its idle timeout, and the
+// minimum-watermark gates downstream (a subtask's input gate, the sink
+// port) leave it out until it emits a record or a real watermark again.
+// As a watermark value it would be a no-op (no watermark is ever below
+// it), so a reader that does not know the convention loses nothing. A
+// source returns it from Next; a subtask whose live input channels are
+// all idle passes it on through its runner, behind the records before it.
+const WatermarkIdle int64 = math.MinInt64
+
 // route is one downstream edge of an upstream subtask.
 type route[T any] struct {
 	targets  []*subtask[T]
@@ -95,6 +106,7 @@ type sinkPort[T any] struct {
 	mu        sync.Mutex
 	sink      Sink[T]
 	wms       []int64
+	idle      []bool // feeders that announced WatermarkIdle
 	lastWM    int64
 	blocked   []bool
 	ended     []bool
@@ -112,7 +124,7 @@ type heldOutput[T any] struct {
 }
 
 func newSinkPort[T any](sink Sink[T], n int) *sinkPort[T] {
-	p := &sinkPort[T]{sink: sink, wms: make([]int64, n), lastWM: minWatermark,
+	p := &sinkPort[T]{sink: sink, wms: make([]int64, n), idle: make([]bool, n), lastWM: minWatermark,
 		blocked: make([]bool, n), ended: make([]bool, n), live: n}
 	for i := range p.wms {
 		p.wms[i] = minWatermark
@@ -150,8 +162,10 @@ func (p *sinkPort[T]) deliverLocked(from int, el Element[T]) {
 	}
 	switch el.Kind {
 	case Data:
+		p.idle[from] = false
 		p.sink.Emit(el.Data)
 	case Watermark:
+		p.idle[from] = el.Watermark == WatermarkIdle
 		p.wms[from] = max(p.wms[from], el.Watermark)
 		p.advanceLocked()
 	case Barrier:
@@ -171,13 +185,8 @@ func (p *sinkPort[T]) deliverLocked(from int, el Element[T]) {
 }
 
 func (p *sinkPort[T]) advanceLocked() {
-	m := int64(math.MaxInt64)
-	for i, w := range p.wms {
-		if !p.ended[i] {
-			m = min(m, w)
-		}
-	}
-	if m > p.lastWM && m != math.MaxInt64 {
+	m, ok := minActive(p.wms, p.ended, p.idle, p.lastWM)
+	if ok && m > p.lastWM && m != math.MaxInt64 {
 		p.lastWM = m
 		p.sink.EmitWatermark(m)
 	}
@@ -203,4 +212,45 @@ func (p *sinkPort[T]) maybeAlignedLocked() {
 	for _, h := range held {
 		p.deliverLocked(h.from, h.el)
 	}
+}
+
+// minActive is the minimum watermark over the channels that count: not
+// ended, not idle, and aligned (at or past last, the watermark already
+// combined), so a channel that comes back from idleness behind it holds
+// nothing back and moves nothing backwards until it catches up, as
+// Flink's StatusWatermarkValve. ok is false when no channel counts.
+//
+// When every live channel is idle it is instead the maximum over them
+// (Flink's valve does the same when its last channel goes idle): nothing
+// is left to wait for, so the watermarks they already sent all count.
+func minActive(wms []int64, ended, idle []bool, last int64) (m int64, ok bool) {
+	m = math.MaxInt64
+	hi, live := int64(math.MinInt64), false
+	for i, w := range wms {
+		if ended[i] {
+			continue
+		}
+		live, hi = true, max(hi, w)
+		if !idle[i] && w >= last {
+			m, ok = min(m, w), true
+		}
+	}
+	if !ok && live && allIdle(ended, idle) {
+		return hi, true
+	}
+	return m, ok
+}
+
+// allIdle reports whether every live channel is idle (and one is live).
+func allIdle(ended, idle []bool) bool {
+	live := false
+	for i := range idle {
+		if !ended[i] {
+			if !idle[i] {
+				return false
+			}
+			live = true
+		}
+	}
+	return live
 }

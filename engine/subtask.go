@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"clink/engine/event"
 	"clink/state"
 )
 
@@ -17,6 +18,8 @@ const minWatermark = math.MinInt64
 type gate[T any] struct {
 	wm      []int64
 	ended   []bool
+	idle    []bool // channels that announced WatermarkIdle (exchange.go)
+	outIdle bool   // WatermarkIdle passed on: every live channel is idle
 	blocked []bool
 	held    []envelope[T]
 	live    int
@@ -26,21 +29,12 @@ type gate[T any] struct {
 }
 
 func newGate[T any](channels int) gate[T] {
-	g := gate[T]{wm: make([]int64, channels), ended: make([]bool, channels), blocked: make([]bool, channels), live: channels, lastWM: minWatermark}
+	g := gate[T]{wm: make([]int64, channels), ended: make([]bool, channels), idle: make([]bool, channels),
+		blocked: make([]bool, channels), live: channels, lastWM: minWatermark}
 	for i := range g.wm {
 		g.wm[i] = minWatermark
 	}
 	return g
-}
-
-func (g *gate[T]) minLive() int64 {
-	m := int64(math.MaxInt64)
-	for i, w := range g.wm {
-		if !g.ended[i] {
-			m = min(m, w)
-		}
-	}
-	return m
 }
 
 // subtask is one parallel instance of a stage: a source, or an operator
@@ -102,8 +96,17 @@ func (s *subtask[T]) deliver(env envelope[T]) (bool, error) {
 	}
 	switch env.el.Kind {
 	case Data:
+		g.idle[env.ch], g.outIdle = false, false
 		return s.runner.Offer(env.el)
 	case Watermark:
+		if env.el.Watermark == WatermarkIdle {
+			g.idle[env.ch] = true
+			if err := s.advanceWatermark(); err != nil {
+				return true, err
+			}
+			return true, s.passIdle()
+		}
+		g.idle[env.ch] = false
 		if env.el.Watermark > g.wm[env.ch] {
 			g.wm[env.ch] = env.el.Watermark
 		}
@@ -121,13 +124,26 @@ func (s *subtask[T]) advanceWatermark() error {
 	if g.live == 0 {
 		return nil
 	}
-	if m := g.minLive(); m > g.lastWM {
-		g.lastWM = m
+	if m, ok := minActive(g.wm, g.ended, g.idle, g.lastWM); ok && m > g.lastWM {
+		g.lastWM, g.outIdle = m, false
 		s.watermark.Store(m)
 		_, err := s.runner.Offer(Element[T]{Kind: Watermark, Watermark: m})
 		return err
 	}
 	return nil
+}
+
+// passIdle sends WatermarkIdle downstream, through the runner (so it
+// follows the records and watermarks before it), once every live input
+// channel is idle.
+func (s *subtask[T]) passIdle() error {
+	g := &s.gate
+	if g.outIdle || !allIdle(g.ended, g.idle) {
+		return nil
+	}
+	g.outIdle = true
+	_, err := s.runner.Offer(Element[T]{Kind: Watermark, Watermark: WatermarkIdle})
+	return err
 }
 
 func (s *subtask[T]) barrierFrom(ch int, id state.CheckpointID) error {
@@ -169,7 +185,10 @@ func (s *subtask[T]) endFrom(ch int) error {
 		return err
 	}
 	if g.live > 0 {
-		return s.advanceWatermark()
+		if err := s.advanceWatermark(); err != nil {
+			return err
+		}
+		return s.passIdle()
 	}
 	if _, err := s.runner.Offer(Element[T]{Kind: EndOfInput}); err != nil {
 		return err
@@ -193,6 +212,9 @@ func (s *subtask[T]) pullSource() (bool, error) {
 	case Data:
 		s.out.Emit(el.Data)
 	case Watermark:
+		if el.Watermark == WatermarkIdle {
+			s.announceIdle()
+		}
 		s.out.EmitWatermark(el.Watermark)
 	case EndOfInput:
 		pos, err := s.source.Position()
@@ -218,4 +240,12 @@ func (s *subtask[T]) injectBarrier(id state.CheckpointID) error {
 	s.job.coord.sourcePosition(id, s.name, pos)
 	s.out.EmitBarrier(id)
 	return nil
+}
+
+// announceIdle records a source going idle in the runtime events (a
+// watermark event with the text "idle").
+func (s *subtask[T]) announceIdle() {
+	if bus := s.job.cfg.Bus; bus.Wants(event.WatermarkForwarded) {
+		bus.Emit(event.Event{Kind: event.WatermarkForwarded, Operator: s.stageName, Subtask: s.index, Text: "idle"})
+	}
 }

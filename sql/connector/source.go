@@ -29,8 +29,12 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
 	}
 	if !ok {
+		if s.idle.quiet() {
+			return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: engine.WatermarkIdle}, true, nil
+		}
 		return engine.Element[ops.Change]{}, false, nil
 	}
+	s.idle.active()
 	if w := s.table.Watermark; w != nil {
 		v, err := w.Eval(row)
 		if err != nil {
@@ -81,5 +85,10 @@ func Open(t *Table, env Env) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSource(t, r), nil
+	src := newSource(t, r)
+	if src.idle, err = openIdleness(t, env); err != nil {
+		_ = r.close()
+		return nil, err
+	}
+	return src, nil
 }

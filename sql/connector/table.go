@@ -163,6 +163,7 @@ type Source struct {
 	wm    int64
 	wmDue bool
 	state uint8 // 0 rows, 1 final watermark sent, 2 ended
+	idle  idleness
 }
 
 func newSource(t *Table, r rowReader) *Source {

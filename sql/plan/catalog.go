@@ -109,6 +109,9 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 	if err := checkConnector(t); err != nil {
 		return err
 	}
+	if _, err := connector.IdleTimeout(t); err != nil {
+		return err
+	}
 	c.tables[ct.Name] = t
 	return nil
 }
