@@ -12,7 +12,7 @@ import (
 )
 
 // idleDDL makes two unbounded watermarked sources with the idle timeout
-// opt (” leaves the option out) and a query over their union.
+// opt (empty: no option) and a query over their union.
 func idleDDL(opt string) string {
 	with := "connector = 'values', bounded = 'false'"
 	if opt != "" {
