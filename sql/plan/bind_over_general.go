@@ -118,23 +118,37 @@ type topNHint struct {
 	limit int64
 }
 
-// noteTopN records, for a SELECT over a subquery in FROM, which of the
+// noteTopN records, for a SELECT over a subquery or view in FROM, which of the
 // subquery's ROW_NUMBER() OVER columns the WHERE conjuncts bound by a
 // constant (`rn <= N`, `rn < N`, `rn = 1`, or mirrored), so the subquery's
 // general OVER emits only the top N rows per partition. The WHERE filter
 // stays: rows past N are simply never emitted.
 func (b *binder) noteTopN(from ast.TableExpr, conj []ast.Expr) {
-	d, ok := from.(*ast.DerivedTable)
-	if !ok || d.Query.Limit != nil || d.Query.Offset != nil {
+	var q *ast.Query
+	var alias string
+	switch f := from.(type) {
+	case *ast.DerivedTable:
+		q, alias = f.Query, f.Alias
+	case *ast.TableName: // a view (tables shadow views, as in tableName)
+		if _, isTable := b.cat.Table(f.Name); !isTable {
+			if v, isView := b.cat.View(f.Name); isView {
+				q, alias = v.Query, f.Alias
+				if alias == "" {
+					alias = f.Name
+				}
+			}
+		}
+	}
+	if q == nil || q.Limit != nil || q.Offset != nil {
 		return
 	}
-	inner, ok := d.Query.Body.(*ast.Select)
+	inner, ok := q.Body.(*ast.Select)
 	if !ok || inner.Distinct {
 		return
 	}
 	for _, c := range conj {
 		ref, limit, ok := rnBound(c)
-		if !ok || (ref.Table != "" && !strings.EqualFold(ref.Table, d.Alias)) {
+		if !ok || (ref.Table != "" && !strings.EqualFold(ref.Table, alias)) {
 			continue
 		}
 		for _, it := range inner.Items {
