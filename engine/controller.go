@@ -248,6 +248,34 @@ func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
 	return true
 }
 
+// inlineOK reports whether a record may bypass the controller on a hit:
+// nobody listens to per-record submit or finish events (which a bypassed
+// record would not emit).
+func (c *Controller) inlineOK() bool {
+	return c.bus == nil || !(c.bus.Wants(event.RecordSubmitted) || c.bus.Wants(event.RecordFinished))
+}
+
+// idleKey reports whether no record of key is in flight or parked.
+func (c *Controller) idleKey(key uint64) bool {
+	_, busy := c.gate[key]
+	return !busy
+}
+
+// finishInline accounts for a record the runner processed inline on an
+// idle gate (a hot hit that bypassed the controller): it is submitted and
+// finished at once, never counted in an epoch, and err fails it as a
+// body's Finish would.
+func (c *Controller) finishInline(err error) {
+	c.stalled = false
+	c.local.finished++
+	if c.local.submitted++; c.local.submitted&1023 == 0 {
+		c.publish()
+	}
+	if err != nil {
+		c.fail(err)
+	}
+}
+
 // runLazy runs r with its key left to ks: suspend resolves it, and so does
 // the end of the run if r is still unfinished without having suspended.
 func (c *Controller) runLazy(r *Record, ks KeySource) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"clink/engine/async"
 	"clink/engine/event"
@@ -46,6 +47,24 @@ type Runner[T any] struct {
 	ctx     context.Context
 	err     error
 	keys    *pendingKey[T]
+	hot     HotProcessor[T] // the operator's hit path, nil when it has none
+}
+
+// HotProcessor is an optional AsyncOperator interface: the inline hit
+// path. When no record of the element's key is in flight (its gate is
+// idle) and nobody listens to per-record events, the runner offers the
+// record to ProcessHot before building an async body. ProcessHot processes
+// it exactly as Process would when every state read it needs is served by
+// the hot tier, and reports true; when a read would miss it reports false
+// having changed nothing, and the record takes the async path.
+//
+// A record processed inline is what a hot hit on the async path already is
+// (it finishes inside its submission, is never counted in an epoch and
+// never enters the gate), minus the body, the pooled record and the
+// controller's bookkeeping. Errors and panics fail the subtask as a body's
+// would.
+type HotProcessor[T any] interface {
+	ProcessHot(input int, rec T) (bool, error)
 }
 
 // pendingKey is the KeySource of the record being submitted when its
@@ -95,6 +114,7 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 		r.aop = aop
 		r.keys = &pendingKey[T]{aop: aop}
 		r.firer, _ = op.(TimerFirer)
+		r.hot, _ = op.(HotProcessor[T])
 	}
 	return r, nil
 }
@@ -157,7 +177,7 @@ func (r *Runner[T]) Offer(el Element[T]) (bool, error) {
 	}
 	switch el.Kind {
 	case Data:
-		return r.offerData(el)
+		return r.offerData(&el)
 	case Watermark:
 		return true, r.watermark(el.Watermark)
 	case Barrier:
@@ -168,7 +188,7 @@ func (r *Runner[T]) Offer(el Element[T]) (bool, error) {
 	return false, fmt.Errorf("operator %s/%d: unknown element kind %d", r.cfg.Name, r.cfg.Subtask, el.Kind)
 }
 
-func (r *Runner[T]) offerData(el Element[T]) (bool, error) {
+func (r *Runner[T]) offerData(el *Element[T]) (bool, error) {
 	if r.aop == nil {
 		if err := r.op.Process(el.Input, el.Data); err != nil {
 			return true, r.fail(err)
@@ -178,6 +198,16 @@ func (r *Runner[T]) offerData(el Element[T]) (bool, error) {
 	c := r.ctl
 	if c.inflight >= c.cfg.MaxInFlight && c.Full() {
 		return false, nil
+	}
+	if r.hot != nil && c.inlineOK() && (len(c.gate) == 0 || c.idleKey(r.gateKey(el))) {
+		done, err := r.processHot(el)
+		if done {
+			c.finishInline(err)
+			if c.err != nil {
+				return true, r.fail(c.err)
+			}
+			return true, r.err
+		}
 	}
 	if el.Keyed {
 		// The routing hash is the gate key: no key source to set up.
@@ -193,6 +223,26 @@ func (r *Runner[T]) offerData(el Element[T]) (bool, error) {
 		return true, r.fail(c.err)
 	}
 	return true, r.err
+}
+
+// gateKey is el's gate key: the routing hash when the edge declared it,
+// the operator's KeyHash otherwise.
+func (r *Runner[T]) gateKey(el *Element[T]) uint64 {
+	if el.Keyed {
+		return el.KeyHash
+	}
+	return r.aop.KeyHash(el.Input, el.Data)
+}
+
+// processHot runs the operator's inline hit path; a panic becomes the
+// record's error, as it would in a body.
+func (r *Runner[T]) processHot(el *Element[T]) (done bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			done, err = true, &async.PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return r.hot.ProcessHot(el.Input, el.Data)
 }
 
 func (r *Runner[T]) watermark(wm int64) error {

@@ -62,6 +62,18 @@ func (c *CoalescingBackend) GetAsync(op OpID, key []byte, _ int64) (Lookup, *asy
 	return Lookup{}, t
 }
 
+// GetHot returns the inner backend's hot value of (op, key) without
+// loading; false when it is cold or the inner backend cannot peek.
+func (c *CoalescingBackend) GetHot(op OpID, key []byte) (Lookup, bool) {
+	if c.remote != nil {
+		return c.remote.GetHot(op, key)
+	}
+	if c.hot != nil {
+		return c.hot.GetHot(op, key)
+	}
+	return Lookup{}, false
+}
+
 // Get forwards to the inner backend (directly when it is a
 // RemoteReadBackend, the common case, saving an interface dispatch).
 func (c *CoalescingBackend) Get(op OpID, key []byte) ([]byte, bool, error) {

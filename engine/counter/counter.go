@@ -34,6 +34,7 @@ type Counter struct {
 	cfg   Config
 	ctx   *engine.OperatorContext[Rec]
 	async state.AsyncBackend
+	hot   state.HotReader // the hit path: nil when the backend cannot peek
 	free  *body
 	buf   []byte
 }
@@ -47,8 +48,23 @@ func (c *Counter) Open(ctx *engine.OperatorContext[Rec]) error {
 	c.ctx = ctx
 	if ab, ok := ctx.Backend.(state.AsyncBackend); ok && ab.SupportsAsyncGet() {
 		c.async = ab
+		c.hot, _ = ctx.Backend.(state.HotReader)
 	}
 	return nil
+}
+
+// ProcessHot is the inline hit path (engine.HotProcessor): when the key's
+// count is hot it is the synchronous path; otherwise it changes nothing
+// and reports false.
+func (c *Counter) ProcessHot(_ int, r Rec) (bool, error) {
+	if c.hot == nil {
+		return false, nil
+	}
+	lk, ok := c.hot.GetHot(c.ctx.OpID, r.Key)
+	if !ok {
+		return false, nil
+	}
+	return true, c.apply(r, lk.Value)
 }
 
 // SupportsAsync is true when the bound backend defers reads.
