@@ -2,9 +2,11 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
-	"sort"
+	"slices"
 
 	"clink/engine/event"
 )
@@ -64,33 +66,45 @@ func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
 }
 
 // hotKeysLocked lists live hot keys, most recently used first, up to
-// HotKeysMax.
+// HotKeysMax. The key bytes share one buffer (each key capped to its own
+// length), so a checkpoint costs a few allocations rather than one per hot
+// key: it runs on the runner every checkpoint.
 func (b *RemoteReadBackend) hotKeysLocked() []Key {
 	max := b.opts.HotKeysMax
 	if max < 0 {
 		return nil
 	}
-	var out []Key
-	for e := b.hot.head; e != nil && len(out) < max; e = e.next {
+	var buf []byte
+	var ends []int
+	var ops []OpID
+	for e := b.hot.head; e != nil && len(ends) < max; e = e.next {
 		if !e.deleted {
-			out = append(out, splitKey(e.k))
+			ops = append(ops, OpID(binary.BigEndian.Uint32([]byte(e.k[:4]))))
+			buf = append(buf, e.k[4:]...)
+			ends = append(ends, len(buf))
 		}
+	}
+	if len(ends) == 0 {
+		return nil
+	}
+	out := make([]Key, len(ends))
+	start := 0
+	for i, end := range ends {
+		out[i] = Key{Op: ops[i], Key: buf[start:end:end]}
+		start = end
 	}
 	return out
 }
 
-// sortEntries orders a delta by key group, operator and key, so a delta is
-// deterministic whatever the map order.
 func sortEntries(es []Entry) {
-	sort.Slice(es, func(i, j int) bool {
-		a, c := es[i], es[j]
+	slices.SortFunc(es, func(a, c Entry) int {
 		if a.KeyGroup != c.KeyGroup {
-			return a.KeyGroup < c.KeyGroup
+			return cmp.Compare(a.KeyGroup, c.KeyGroup)
 		}
 		if a.Key.Op != c.Key.Op {
-			return a.Key.Op < c.Key.Op
+			return cmp.Compare(a.Key.Op, c.Key.Op)
 		}
-		return bytes.Compare(a.Key.Key, c.Key.Key) < 0
+		return bytes.Compare(a.Key.Key, c.Key.Key)
 	})
 }
 
