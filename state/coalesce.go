@@ -147,7 +147,13 @@ func (c *CoalescingBackend) issue(op OpID, group []parkedRead) {
 			}
 		}
 	}
-	res, task := c.AsyncBackend.GetManyAsync(op, keys)
+	var res []Lookup
+	var task *async.Task[[]Lookup]
+	if c.remote != nil {
+		res, task = c.remote.getManyAsync(op, keys, true) // the parked keys are private copies
+	} else {
+		res, task = c.AsyncBackend.GetManyAsync(op, keys)
+	}
 	if task == nil {
 		scatter(res, nil)
 		return

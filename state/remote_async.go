@@ -70,6 +70,12 @@ func (b *RemoteReadBackend) GetAsync(op OpID, key []byte, orderKey int64) (Looku
 // read with one suspension. It returns (results, nil) when no load was
 // needed (all hits, or loaded inline without a scheduler).
 func (b *RemoteReadBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *async.Task[[]Lookup]) {
+	return b.getManyAsync(op, keys, false)
+}
+
+// getManyAsync is GetManyAsync; owned says the caller hands over keys (it
+// will not reuse their bytes), so the loads need not copy them.
+func (b *RemoteReadBackend) getManyAsync(op OpID, keys [][]byte, owned bool) ([]Lookup, *async.Task[[]Lookup]) {
 	res := make([]Lookup, len(keys))
 	b.mu.Lock()
 	if b.closed {
@@ -96,7 +102,11 @@ func (b *RemoteReadBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *asy
 
 	missKeys := make([]Key, len(missIdx))
 	for j, i := range missIdx {
-		missKeys[j] = Key{Op: op, Key: append([]byte(nil), keys[i]...)}
+		k := keys[i]
+		if !owned {
+			k = append([]byte(nil), k...)
+		}
+		missKeys[j] = Key{Op: op, Key: k}
 	}
 	if sched == nil {
 		loaded, err := b.fetchSync(b.ctx, missKeys)
