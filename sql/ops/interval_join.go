@@ -36,19 +36,17 @@ type IntervalJoinConfig struct {
 // controller (FireTimers), one point read per key, coalesced.
 type IntervalJoin struct {
 	keyed
-	cfg    IntervalJoinConfig
-	timers *engine.Timers
-	wm     int64
-	late   int64
-	st     ijState
-	buf    []byte
-	free   *ijFire
-	drop   dropBody
+	eventClock
+	cfg  IntervalJoinConfig
+	st   ijState
+	buf  []byte
+	free *ijFire
+	drop dropBody
 }
 
 // NewIntervalJoin returns an interval join; input 0 is the left side.
 func NewIntervalJoin(cfg IntervalJoinConfig) *IntervalJoin {
-	j := &IntervalJoin{cfg: cfg, wm: math.MinInt64}
+	j := &IntervalJoin{cfg: cfg, eventClock: newEventClock()}
 	j.name, j.seed = cfg.Name, cfg.HashSeed
 	j.keys = []KeyFn{{Exprs: cfg.LeftKeys}, {Exprs: cfg.RightKeys}}
 	for _, e := range cfg.LeftKeys {
@@ -62,27 +60,8 @@ func NewIntervalJoin(cfg IntervalJoinConfig) *IntervalJoin {
 // the late-drop bound.
 func (j *IntervalJoin) Open(ctx *engine.OperatorContext[Change]) error {
 	j.open(ctx)
-	j.timers = engine.NewTimers(ctx.Backend, ctx.OpID, engine.TimerScope{
-		HashSeed: j.seed, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
-	if err := j.timers.Restore(); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	j.wm = max(j.wm, j.timers.Scalar())
-	return nil
+	return j.openClock(ctx, j.seed, j.name)
 }
-
-// SnapshotState saves the changed key groups' timers and the late-drop
-// bound with the checkpoint.
-func (j *IntervalJoin) SnapshotState(state.CheckpointID) error {
-	j.timers.SetScalar(j.wm)
-	if err := j.timers.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	return nil
-}
-
-// Late is the number of rows dropped as late.
-func (j *IntervalJoin) Late() int64 { return j.late }
 
 // timeCol is the time column of side (0 left, 1 right).
 func (j *IntervalJoin) timeCol(side int) int {
@@ -157,31 +136,10 @@ func (j *IntervalJoin) ProcessAsync(input int, ch Change) engine.Body {
 	return j.keyed.ProcessAsync(input, ch)
 }
 
-// OnWatermarkObserved advances the late-drop bound the instant the runner
-// pulls the watermark.
-func (j *IntervalJoin) OnWatermarkObserved(wm int64) { j.wm = max(j.wm, wm) }
-
 // OnWatermark evicts the due keys' rows inline on the synchronous path; on
 // the async path FireTimers does it.
 func (j *IntervalJoin) OnWatermark(wm int64) error {
-	j.wm = max(j.wm, wm)
-	if j.ctx.Controller != nil {
-		return nil
-	}
-	due, err := j.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	for _, d := range due {
-		val, found, err := j.ctx.Backend.Get(j.ctx.OpID, d.Key)
-		if err != nil {
-			return fmt.Errorf("%s: read state: %w", j.name, err)
-		}
-		if err := j.fire(d, val, found); err != nil {
-			return err
-		}
-	}
-	return nil
+	return j.fireDueSync(j.ctx, wm, j.fire)
 }
 
 // FireTimers submits one eviction body per due key (async path).
