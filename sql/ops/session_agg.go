@@ -25,6 +25,12 @@ type SessionAggConfig struct {
 	// RowtimeGroup is the group column that gets the session's rowtime
 	// (end - 1 ms: SESSION_ROWTIME, window_time) at fire; -1: none.
 	RowtimeGroup int
+	// Lateness is the allowed lateness in ms (0: emit once, drop every
+	// row behind the watermark). Above 0 a fired session is kept until the
+	// watermark passes its end - 1 + Lateness, and a late row within it
+	// may extend or merge fired sessions: their results are retracted and
+	// the merged one emitted (session_late.go).
+	Lateness int64
 }
 
 // SessionAggregate is SessionWindowRowOp. Per partition key one state entry
@@ -48,6 +54,7 @@ type SessionAggregate struct {
 type session struct {
 	start, last int64
 	rows        [][]byte // encoded input rows
+	fired       bool     // emitted already (kept only with a lateness)
 }
 
 // NewSessionAggregate returns a session window aggregate.
@@ -80,33 +87,44 @@ func (s *SessionAggregate) CoalesceReads() bool { return true }
 // KeyHash hashes the partition key bytes.
 func (s *SessionAggregate) KeyHash(input int, ch Change) uint64 { return s.agg.KeyHash(input, ch) }
 
-// isLate reports (and counts) a row at or behind the watermark seen when
-// it arrived.
-func (s *SessionAggregate) isLate(row types.Row) bool {
+// classify judges a row by the watermark seen when it arrived: on time
+// (ahead of it), late but kept (at or behind it, but less than the
+// allowed lateness), or dropped and counted (it could belong to a session
+// already emitted, or purged).
+func (s *SessionAggregate) classify(row types.Row) lateness {
 	ts, err := s.cfg.Time.Eval(row)
 	if err != nil || ts.IsNull() || ts.Int() > s.wm {
-		return false
+		return onTime
+	}
+	if s.cfg.Lateness > 0 && satAdd(ts.Int(), s.cfg.Lateness) > s.wm {
+		return lateKept
 	}
 	s.late++
 	if bus := s.agg.ctx.Bus; bus.Wants(event.LateDropped) {
 		bus.Emit(event.Event{Kind: event.LateDropped, Operator: s.agg.ctx.Name, Subtask: s.agg.ctx.Subtask,
 			N: ts.Int() + s.cfg.Gap - 1, M: s.wm})
 	}
-	return true
+	return lateDropped
 }
 
 // Process is the synchronous path.
 func (s *SessionAggregate) Process(input int, ch Change) error {
-	if s.isLate(ch.Row) {
+	switch s.classify(ch.Row) {
+	case lateDropped:
 		return nil
+	case lateKept:
+		return s.agg.processWith(input, ch, s.lateApply())
 	}
 	return s.agg.process(input, ch)
 }
 
-// ProcessAsync returns the record's body (a no-op one for a late row).
+// ProcessAsync returns the record's body (a no-op one for a dropped row).
 func (s *SessionAggregate) ProcessAsync(input int, ch Change) engine.Body {
-	if s.isLate(ch.Row) {
+	switch s.classify(ch.Row) {
+	case lateDropped:
 		return &s.drop
+	case lateKept:
+		return s.agg.bodyWith(input, ch, s.lateApply())
 	}
 	return s.agg.ProcessAsync(input, ch)
 }
@@ -141,9 +159,18 @@ func (s *SessionAggregate) FireTimers(wm int64, submit func(uint64, engine.Body)
 // Close releases nothing.
 func (s *SessionAggregate) Close() error { return nil }
 
-// update folds one row into its key's sessions, merging every session it
-// overlaps, and registers a timer at the resulting session's end - 1.
+// update folds one on-time row into its key's sessions.
 func (s *SessionAggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
+	return s.foldRow(ch, key, val, found, false, 0)
+}
+
+// foldRow folds one row into its key's sessions, merging every session it
+// overlaps, and registers a timer at the resulting session's end - 1 (and,
+// with a lateness, its purge timer). A late row (late: at or behind wm,
+// the watermark at its arrival) first brings the key's sessions up to wm,
+// then retracts the fired sessions it merges and emits the merged one when
+// it is due already (session_late.go).
+func (s *SessionAggregate) foldRow(ch Change, key, val []byte, found, late bool, wm int64) error {
 	if ch.Kind.Retracts() {
 		return fmt.Errorf("%s: a session window aggregate needs an append-only input, got %s", s.agg.name, ch.Kind)
 	}
@@ -155,7 +182,7 @@ func (s *SessionAggregate) update(_ int, ch Change, key []byte, _ bool, val []by
 		return nil
 	}
 	ts := tv.Int()
-	group, sessions, err := decodeSessions(val, found)
+	group, sessions, err := s.decode(val, found)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.agg.name, err)
 	}
@@ -164,13 +191,22 @@ func (s *SessionAggregate) update(_ int, ch Change, key []byte, _ bool, val []by
 			return fmt.Errorf("%s: %w", s.agg.name, err)
 		}
 	}
+	if late {
+		if sessions, _, err = s.advance(group, sessions, wm); err != nil {
+			return err
+		}
+	}
 	merged := session{start: ts, last: ts, rows: [][]byte{types.EncodeRow(ch.Row)}}
+	var retract []session
 	kept := sessions[:0]
 	at := -1
 	for _, ss := range sessions {
 		if ts > ss.start-s.cfg.Gap && ts < ss.last+s.cfg.Gap {
 			merged.start, merged.last = min(merged.start, ss.start), max(merged.last, ss.last)
 			merged.rows = append(ss.rows, merged.rows...)
+			if ss.fired {
+				retract = append(retract, ss)
+			}
 			continue
 		}
 		if at < 0 && ss.start > ts {
@@ -181,15 +217,28 @@ func (s *SessionAggregate) update(_ int, ch Change, key []byte, _ bool, val []by
 	if at < 0 {
 		at = len(kept)
 	}
-	kept = append(kept[:at], append([]session{merged}, kept[at:]...)...)
-	if err := s.timers.Register(key, merged.last+s.cfg.Gap-1); err != nil {
-		return fmt.Errorf("%s: %w", s.agg.name, err)
+	end := merged.last + s.cfg.Gap - 1
+	if late {
+		if merged.fired, err = s.reemit(group, retract, merged, end <= wm); err != nil {
+			return err
+		}
 	}
-	return s.agg.put(key, encodeSessions(group, kept))
+	kept = append(kept[:at], append([]session{merged}, kept[at:]...)...)
+	if !merged.fired {
+		if err := s.timers.Register(key, end); err != nil {
+			return fmt.Errorf("%s: %w", s.agg.name, err)
+		}
+	}
+	if s.cfg.Lateness > 0 {
+		if err := s.timers.Register(key, satAdd(end, s.cfg.Lateness)); err != nil {
+			return fmt.Errorf("%s: %w", s.agg.name, err)
+		}
+	}
+	return s.agg.put(key, s.encode(group, kept))
 }
 
-// fire emits and removes every session of the key whose live end - 1 is at
-// or below wm; the others stay.
+// fire emits every unfired session of the key whose live end - 1 is at or
+// below wm and removes those whose end - 1 + lateness is; the others stay.
 func (s *SessionAggregate) fire(d engine.DueKey, wm int64, val []byte, found bool) error {
 	ctx := s.agg.ctx
 	if ctx.Bus.Wants(event.TimerFired) {
@@ -199,48 +248,70 @@ func (s *SessionAggregate) fire(d engine.DueKey, wm int64, val []byte, found boo
 	if !found {
 		return nil
 	}
-	group, sessions, err := decodeSessions(val, true)
+	group, sessions, err := s.decode(val, true)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.agg.name, err)
 	}
-	kept := sessions[:0]
-	for _, ss := range sessions {
-		if ss.last+s.cfg.Gap-1 > wm {
-			kept = append(kept, ss)
-			continue
-		}
-		if err := s.emit(group, ss); err != nil {
-			return err
-		}
-	}
-	if len(kept) == len(sessions) {
-		return nil // a stale timer: nothing due
+	kept, changed, err := s.advance(group, sessions, wm)
+	if err != nil || !changed {
+		return err // nothing due: a stale timer
 	}
 	if len(kept) == 0 {
 		return s.agg.put(d.Key, nil)
 	}
-	return s.agg.put(d.Key, encodeSessions(group, kept))
+	return s.agg.put(d.Key, s.encode(group, kept))
 }
 
-// emit folds a session's rows into fresh accumulators and emits its row.
-func (s *SessionAggregate) emit(group types.Row, ss session) error {
+// advance brings a key's sessions up to the watermark wm: it emits (+I)
+// and marks fired each unfired one whose end - 1 is at or below wm, and
+// drops each whose end - 1 + lateness is. It reports whether anything
+// changed.
+func (s *SessionAggregate) advance(group types.Row, sessions []session, wm int64) ([]session, bool, error) {
+	kept := sessions[:0]
+	changed := false
+	for _, ss := range sessions {
+		end := ss.last + s.cfg.Gap - 1
+		if end > wm {
+			kept = append(kept, ss)
+			continue
+		}
+		if !ss.fired {
+			row, err := s.result(group, ss)
+			if err != nil {
+				return nil, false, err
+			}
+			s.agg.ctx.Output.Emit(Change{Kind: Insert, Row: row})
+			ss.fired, changed = true, true
+		}
+		if satAdd(end, s.cfg.Lateness) <= wm {
+			changed = true
+			continue
+		}
+		kept = append(kept, ss)
+	}
+	return kept, changed, nil
+}
+
+// result folds a session's rows into fresh accumulators and renders its
+// output row.
+func (s *SessionAggregate) result(group types.Row, ss session) (types.Row, error) {
 	a := s.agg
 	if _, err := a.load(nil, false); err != nil {
-		return fmt.Errorf("%s: %w", a.name, err)
+		return nil, fmt.Errorf("%s: %w", a.name, err)
 	}
 	for _, enc := range ss.rows {
 		row, err := types.DecodeRow(enc)
 		if err != nil {
-			return fmt.Errorf("%s: %w", a.name, err)
+			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
 		for i, spec := range a.cfg.Aggs {
 			v, include, err := spec.Input(row)
 			if err != nil {
-				return fmt.Errorf("%s: %w", a.name, err)
+				return nil, fmt.Errorf("%s: %w", a.name, err)
 			}
 			if include {
 				if err := a.accs[i].Add(v); err != nil {
-					return fmt.Errorf("%s: %s: %w", a.name, spec.Call.Name, err)
+					return nil, fmt.Errorf("%s: %s: %w", a.name, spec.Call.Name, err)
 				}
 			}
 		}
@@ -259,13 +330,23 @@ func (s *SessionAggregate) emit(group types.Row, ss session) error {
 	for _, acc := range a.accs {
 		out = append(out, acc.Result())
 	}
-	a.ctx.Output.Emit(Change{Kind: Insert, Row: out})
-	return nil
+	return out, nil
+}
+
+// encode lays out a key's entry (encodeSessions), with each session's
+// fired flag when the operator keeps fired sessions (a lateness).
+func (s *SessionAggregate) encode(group types.Row, sessions []session) []byte {
+	return encodeSessions(group, sessions, s.cfg.Lateness > 0)
+}
+
+// decode reads encode's layout.
+func (s *SessionAggregate) decode(val []byte, found bool) (types.Row, []session, error) {
+	return decodeSessions(val, found, s.cfg.Lateness > 0)
 }
 
 // encodeSessions lays out a key's entry: the group values, then each
-// session's start, last time and rows.
-func encodeSessions(group types.Row, sessions []session) []byte {
+// session's start, last time, fired flag (only when flags) and rows.
+func encodeSessions(group types.Row, sessions []session, flags bool) []byte {
 	g := types.EncodeRow(group)
 	b := binary.AppendUvarint(make([]byte, 0, len(g)+64), uint64(len(g)))
 	b = append(b, g...)
@@ -273,6 +354,13 @@ func encodeSessions(group types.Row, sessions []session) []byte {
 	for _, ss := range sessions {
 		b = binary.AppendVarint(b, ss.start)
 		b = binary.AppendVarint(b, ss.last)
+		if flags {
+			f := byte(0)
+			if ss.fired {
+				f = 1
+			}
+			b = append(b, f)
+		}
 		b = binary.AppendUvarint(b, uint64(len(ss.rows)))
 		for _, r := range ss.rows {
 			b = binary.AppendUvarint(b, uint64(len(r)))
@@ -284,7 +372,7 @@ func encodeSessions(group types.Row, sessions []session) []byte {
 
 // decodeSessions reads encodeSessions' layout; the rows are copied, as
 // the value aliases the backend's storage.
-func decodeSessions(val []byte, found bool) (types.Row, []session, error) {
+func decodeSessions(val []byte, found, flags bool) (types.Row, []session, error) {
 	if !found {
 		return nil, nil, nil
 	}
@@ -298,6 +386,9 @@ func decodeSessions(val []byte, found bool) (types.Row, []session, error) {
 	var out []session
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		ss := session{start: r.varint(), last: r.varint()}
+		if flags {
+			ss.fired = r.byte1() == 1
+		}
 		m := r.uvarint()
 		for j := uint64(0); j < m && r.err == nil; j++ {
 			ss.rows = append(ss.rows, r.bytes())
@@ -323,6 +414,16 @@ func (r *sreader) uvarint() uint64 {
 		return 0
 	}
 	r.b = r.b[n:]
+	return v
+}
+
+func (r *sreader) byte1() byte {
+	if len(r.b) == 0 {
+		r.err = errAggState
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
 	return v
 }
 

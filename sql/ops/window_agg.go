@@ -13,9 +13,15 @@ import (
 
 // WindowAggConfig is a GROUP BY over window columns on a watermarked,
 // append-only input: End computes a row's window end (ms) over the input.
+// Lateness is the allowed lateness in ms ('window.allowed-lateness'): 0
+// emits each window once and drops every row behind its fire (the output
+// is append-only); above 0 a window's state outlives its fire until the
+// watermark passes end - 1 + Lateness, and a late row in between updates
+// the fired result with -U old / +U new (window_late.go).
 type WindowAggConfig struct {
 	AggregateConfig
-	End expr.Expr
+	End      expr.Expr
+	Lateness int64
 }
 
 // WindowAggregate is WindowRowOp: one state entry per (group, window)
@@ -26,6 +32,8 @@ type WindowAggConfig struct {
 // dropped and counted (event.LateDropped). The synchronous path fires in
 // OnWatermark; the async path fires the due keys through the controller
 // (FireTimers), one point read per key, coalesced into one batched load.
+// With an allowed lateness the entry also remembers whether it fired and
+// its window end, and a second timer at end - 1 + Lateness purges it.
 type WindowAggregate struct {
 	eventClock
 	agg  *Aggregate
@@ -58,33 +66,44 @@ func (w *WindowAggregate) CoalesceReads() bool { return true }
 // KeyHash hashes the (group, window) key bytes.
 func (w *WindowAggregate) KeyHash(input int, ch Change) uint64 { return w.agg.KeyHash(input, ch) }
 
-// isLate reports (and counts) a row whose window already fired, judged by
-// the watermark seen when the row arrived.
-func (w *WindowAggregate) isLate(row types.Row) bool {
+// classify judges a row by the watermark seen when it arrived: on time
+// (its window has not fired), late but kept (fired, still within the
+// allowed lateness), or dropped and counted (its state is gone).
+func (w *WindowAggregate) classify(row types.Row) lateness {
 	end, err := w.cfg.End.Eval(row)
 	if err != nil || end.IsNull() || end.Int()-1 > w.wm {
-		return false
+		return onTime
+	}
+	bound := satAdd(end.Int()-1, w.cfg.Lateness)
+	if bound > w.wm {
+		return lateKept
 	}
 	w.late++
 	if bus := w.agg.ctx.Bus; bus.Wants(event.LateDropped) {
 		bus.Emit(event.Event{Kind: event.LateDropped, Operator: w.agg.ctx.Name, Subtask: w.agg.ctx.Subtask,
-			N: end.Int() - 1, M: w.wm})
+			N: bound, M: w.wm})
 	}
-	return true
+	return lateDropped
 }
 
 // Process is the synchronous path.
 func (w *WindowAggregate) Process(input int, ch Change) error {
-	if w.isLate(ch.Row) {
+	switch w.classify(ch.Row) {
+	case lateDropped:
 		return nil
+	case lateKept:
+		return w.processLate(input, ch)
 	}
 	return w.agg.process(input, ch)
 }
 
-// ProcessAsync returns the record's body (a no-op one for a late row).
+// ProcessAsync returns the record's body (a no-op one for a dropped row).
 func (w *WindowAggregate) ProcessAsync(input int, ch Change) engine.Body {
-	if w.isLate(ch.Row) {
+	switch w.classify(ch.Row) {
+	case lateDropped:
 		return &w.drop
+	case lateKept:
+		return w.lateBody(input, ch)
 	}
 	return w.agg.ProcessAsync(input, ch)
 }
@@ -117,7 +136,8 @@ func (w *WindowAggregate) FireTimers(wm int64, submit func(uint64, engine.Body))
 // Close releases nothing.
 func (w *WindowAggregate) Close() error { return nil }
 
-// fire emits a due entry's result once and deletes it.
+// fire emits a due entry's result once and deletes it (with an allowed
+// lateness: marks it fired, and deletes it at its purge timer).
 func (w *WindowAggregate) fire(d engine.DueKey, val []byte, found bool) error {
 	ctx := w.agg.ctx
 	if ctx.Bus.Wants(event.TimerFired) {
@@ -127,41 +147,92 @@ func (w *WindowAggregate) fire(d engine.DueKey, val []byte, found bool) error {
 	if !found {
 		return nil // stale timer: nothing buffered
 	}
-	group, n, err := w.load(val, true)
+	h, err := w.decodeHead(val)
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.agg.name, err)
 	}
-	if n > 0 {
-		out := make(types.Row, 0, len(group)+len(w.agg.accs))
-		out = append(out, group...)
-		for _, acc := range w.agg.accs {
-			out = append(out, acc.Result())
+	if !h.fired {
+		n, err := w.agg.load(h.rest, true)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.agg.name, err)
 		}
-		ctx.Output.Emit(Change{Kind: Insert, Row: out})
+		if n > 0 {
+			ctx.Output.Emit(Change{Kind: Insert, Row: w.result(h.group)})
+		}
 	}
-	return w.agg.put(d.Key, nil)
+	if w.cfg.Lateness <= 0 || d.Max >= satAdd(h.end-1, w.cfg.Lateness) {
+		return w.agg.put(d.Key, nil)
+	}
+	if h.fired {
+		return nil
+	}
+	h.fired = true
+	buf := w.appendHead(make([]byte, 0, len(val)+2), h)
+	return w.agg.put(d.Key, append(buf, h.rest...))
 }
 
-// load decodes an entry: its group values, then the aggregate state.
-func (w *WindowAggregate) load(val []byte, found bool) (types.Row, int64, error) {
-	if !found {
-		n, err := w.agg.load(nil, false)
-		return nil, n, err
+// result renders the entry's output row from its group values and the
+// loaded accumulators.
+func (w *WindowAggregate) result(group types.Row) types.Row {
+	out := make(types.Row, 0, len(group)+len(w.agg.accs))
+	out = append(out, group...)
+	for _, acc := range w.agg.accs {
+		out = append(out, acc.Result())
 	}
+	return out
+}
+
+// winHead is an entry's header: the group values and, with an allowed
+// lateness, whether the window fired and its end; rest is the aggregate
+// state after it (aliasing the value read).
+type winHead struct {
+	group types.Row
+	fired bool
+	end   int64
+	rest  []byte
+}
+
+// decodeHead splits an entry into its header and aggregate state.
+func (w *WindowAggregate) decodeHead(val []byte) (winHead, error) {
 	l, k := binary.Uvarint(val)
 	if k <= 0 || l > uint64(len(val)-k) {
-		return nil, 0, errAggState
+		return winHead{}, errAggState
 	}
 	group, err := types.DecodeRow(val[k : k+int(l)])
 	if err != nil {
-		return nil, 0, err
+		return winHead{}, err
 	}
-	n, err := w.agg.load(val[k+int(l):], true)
-	return group, n, err
+	h := winHead{group: group, rest: val[k+int(l):]}
+	if w.cfg.Lateness > 0 {
+		if len(h.rest) == 0 {
+			return winHead{}, errAggState
+		}
+		h.fired = h.rest[0] == 1
+		if h.end, k = binary.Varint(h.rest[1:]); k <= 0 {
+			return winHead{}, errAggState
+		}
+		h.rest = h.rest[1+k:]
+	}
+	return h, nil
 }
 
-// update folds one row into its (group, window) entry and registers the
-// entry's timer when the entry is new.
+// appendHead appends decodeHead's layout of h's header to buf.
+func (w *WindowAggregate) appendHead(buf []byte, h winHead) []byte {
+	enc := types.EncodeRow(h.group)
+	buf = binary.AppendUvarint(buf, uint64(len(enc)))
+	buf = append(buf, enc...)
+	if w.cfg.Lateness > 0 {
+		f := byte(0)
+		if h.fired {
+			f = 1
+		}
+		buf = binary.AppendVarint(append(buf, f), h.end)
+	}
+	return buf
+}
+
+// update folds one on-time row into its (group, window) entry and
+// registers the entry's timers when the entry is new.
 func (w *WindowAggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
 	if ch.Kind.Retracts() {
 		return fmt.Errorf("%s: a window aggregate needs an append-only input, got %s", w.agg.name, ch.Kind)
@@ -173,20 +244,55 @@ func (w *WindowAggregate) update(_ int, ch Change, key []byte, _ bool, val []byt
 	if end.IsNull() {
 		return nil
 	}
-	group, n, err := w.load(val, found)
+	h, n, err := w.loadEntry(ch.Row, end.Int(), val, found)
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.agg.name, err)
+		return err
 	}
 	if !found {
-		if group, err = w.agg.groupRow(ch.Row); err != nil {
-			return fmt.Errorf("%s: %w", w.agg.name, err)
-		}
 		if err := w.timers.Register(key, end.Int()-1); err != nil {
 			return fmt.Errorf("%s: %w", w.agg.name, err)
 		}
+		if w.cfg.Lateness > 0 {
+			if err := w.timers.Register(key, satAdd(end.Int()-1, w.cfg.Lateness)); err != nil {
+				return fmt.Errorf("%s: %w", w.agg.name, err)
+			}
+		}
 	}
+	if err := w.fold(ch.Row); err != nil {
+		return err
+	}
+	return w.store(key, h, n+1)
+}
+
+// loadEntry decodes an entry into its header and the loaded accumulators
+// (fresh ones, and the row's group values, when not found).
+func (w *WindowAggregate) loadEntry(row types.Row, end int64, val []byte, found bool) (winHead, int64, error) {
+	if !found {
+		group, err := w.agg.groupRow(row)
+		if err != nil {
+			return winHead{}, 0, fmt.Errorf("%s: %w", w.agg.name, err)
+		}
+		n, err := w.agg.load(nil, false)
+		if err != nil {
+			return winHead{}, 0, fmt.Errorf("%s: %w", w.agg.name, err)
+		}
+		return winHead{group: group, end: end}, n, nil
+	}
+	h, err := w.decodeHead(val)
+	if err != nil {
+		return winHead{}, 0, fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	n, err := w.agg.load(h.rest, true)
+	if err != nil {
+		return winHead{}, 0, fmt.Errorf("%s: %w", w.agg.name, err)
+	}
+	return h, n, nil
+}
+
+// fold adds one row to the loaded accumulators.
+func (w *WindowAggregate) fold(row types.Row) error {
 	for i, s := range w.agg.cfg.Aggs {
-		v, include, err := s.Input(ch.Row)
+		v, include, err := s.Input(row)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.agg.name, err)
 		}
@@ -196,10 +302,13 @@ func (w *WindowAggregate) update(_ int, ch Change, key []byte, _ bool, val []byt
 			}
 		}
 	}
-	enc := types.EncodeRow(group)
-	buf := binary.AppendUvarint(make([]byte, 0, len(enc)+32), uint64(len(enc)))
-	buf = append(buf, enc...)
-	buf, err = w.agg.appendState(buf, n+1)
+	return nil
+}
+
+// store writes the entry: its header, then n and the accumulators.
+func (w *WindowAggregate) store(key []byte, h winHead, n int64) error {
+	buf := w.appendHead(make([]byte, 0, 64), h)
+	buf, err := w.agg.appendState(buf, n)
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.agg.name, err)
 	}
