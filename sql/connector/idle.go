@@ -77,11 +77,15 @@ func (i *idleness) quiet() bool {
 	return false
 }
 
-// openIdleness sets up a source's idleness from its table and session.
+// openIdleness sets up a source's idleness from its table and session
+// (the table's option, else the session's default).
 func openIdleness(t *Table, env Env) (idleness, error) {
 	d, err := IdleTimeout(t)
 	if err != nil {
 		return idleness{}, err
+	}
+	if _, set := t.Opt(IdleTimeoutOption); !set {
+		d = env.IdleTimeout
 	}
 	c := env.Clock
 	if c == nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"clink/engine/async"
 	"clink/sql/ast"
@@ -131,6 +132,9 @@ type Env struct {
 	EndInput *atomic.Bool
 	// Rejects counts rows a source skipped (on_error='skip').
 	Rejects *atomic.Int64
+	// IdleTimeout is the session's default idle timeout of sources
+	// (SET 'watermark.idle-timeout'); a table's own option wins. 0: none.
+	IdleTimeout time.Duration
 }
 
 // Path resolves a file path option against BaseDir.

@@ -74,7 +74,7 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	if groups == nil {
 		agg.GroupBy = []expr.Expr{}
 	}
-	agg = windowAgg(agg, n, groupBy)
+	agg = b.windowAgg(agg, n, groupBy)
 	if s.Having == nil {
 		return agg, subst, nil
 	}

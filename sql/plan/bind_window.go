@@ -58,6 +58,9 @@ type WindowInfo struct {
 	// Sessioned marks a SESSION window node a session aggregate consumes
 	// (the only place its per-row windows mean anything).
 	Sessioned bool
+	// Lateness is a window aggregate's allowed lateness in ms
+	// (bind_window_lateness.go); above 0 its output is updating.
+	Lateness int64
 }
 
 // windowTable plans TUMBLE / HOP / CUMULATE in FROM.

@@ -116,9 +116,9 @@ func firstArg(c *ast.FuncCall) ast.Expr {
 // windowAgg turns an aggregate over a watermarked window node, grouped by
 // its window_start, window_end or rowtime (traced through projections,
 // renames and filters between the window and the aggregate), into an
-// emit-once window aggregate. Any other aggregate stays a continuously
-// updating one.
-func windowAgg(agg, in *Node, groups []ast.Expr) *Node {
+// emit-once window aggregate (updating when it has an allowed lateness).
+// Any other aggregate stays a continuously updating one.
+func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 	if !in.AppendOnly() {
 		return agg
 	}
@@ -178,6 +178,9 @@ func windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 	if info.Spec.Kind == ops.Session {
 		c.Op = OpSessionAgg
 	}
+	if info.Lateness = b.windowLateness(w); info.Lateness > 0 {
+		c.Detail = strings.TrimPrefix(c.Detail+"; "+latenessDetail(info.Lateness), "; ")
+	}
 	return &c
 }
 
@@ -216,7 +219,7 @@ func (b *builder) window(n *Node, ins []int) (int, error) {
 	if n.Op == OpSessionAgg {
 		return b.sessionAgg(n, ins), nil
 	}
-	cfg := ops.WindowAggConfig{End: n.Window.End, AggregateConfig: ops.AggregateConfig{Name: "window-agg",
+	cfg := ops.WindowAggConfig{End: n.Window.End, Lateness: n.Window.Lateness, AggregateConfig: ops.AggregateConfig{Name: "window-agg",
 		GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed, AppendOnly: true}}
 	return b.keyed(n, ins, "window-agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
 		return ops.NewWindowAggregate(cfg)
@@ -234,6 +237,7 @@ func (b *builder) sessionAgg(n *Node, ins []int) int {
 		}
 	}
 	cfg := ops.SessionAggConfig{Key: key, Time: w.End, Gap: w.Spec.Size, StartGroup: w.StartGroup, EndGroup: w.EndGroup, RowtimeGroup: w.RowtimeGroup,
+		Lateness: w.Lateness,
 		AggregateConfig: ops.AggregateConfig{Name: "session-agg", GroupBy: n.GroupBy, Aggs: n.Aggs,
 			HashSeed: b.opts.HashSeed, AppendOnly: true}}
 	return b.keyed(n, ins, "session-agg", []ops.KeyFn{{Exprs: key}}, func(int) engine.Operator[ops.Change] {

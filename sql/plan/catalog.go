@@ -23,6 +23,9 @@ type View struct {
 type Catalog struct {
 	tables map[string]*connector.Table
 	views  map[string]*View
+	// lateness is the session's default allowed lateness of windows, ms
+	// (bind_window_lateness.go).
+	lateness int64
 }
 
 // NewCatalog returns an empty catalog.
@@ -110,6 +113,9 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		return err
 	}
 	if _, err := connector.IdleTimeout(t); err != nil {
+		return err
+	}
+	if _, _, err := tableLateness(t); err != nil {
 		return err
 	}
 	c.tables[ct.Name] = t

@@ -104,6 +104,10 @@ func (n *Node) AppendOnly() bool {
 	switch n.Op {
 	case OpAggregate, OpOverGeneral, OpGroupTopN:
 		return false
+	case OpWindowAgg, OpSessionAgg:
+		if n.Window.Lateness > 0 { // late rows update fired windows
+			return false
+		}
 	case OpJoin:
 		if n.JoinKind != ops.InnerJoin {
 			return false

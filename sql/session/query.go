@@ -142,7 +142,8 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 }
 
 func (h *Handle) env() connector.Env {
-	return connector.Env{BaseDir: h.s.cfg.BaseDir, Clock: h.s.cfg.Clock, EndInput: &h.endInput, Rejects: &h.rejects}
+	return connector.Env{BaseDir: h.s.cfg.BaseDir, Clock: h.s.cfg.Clock, EndInput: &h.endInput, Rejects: &h.rejects,
+		IdleTimeout: h.s.cfg.IdleTimeout}
 }
 
 func (h *Handle) mark(id state.CheckpointID, n int) {

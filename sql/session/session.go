@@ -16,6 +16,7 @@ import (
 	"clink/engine/async"
 	"clink/engine/event"
 	"clink/sql/ast"
+	"clink/sql/connector"
 	"clink/sql/ops"
 	"clink/sql/parser"
 	"clink/sql/plan"
@@ -65,6 +66,10 @@ type Config struct {
 	// (a test hook: an in-process, deterministic service for stepped runs
 	// on a Sim). nil opens a uring.HTTPPool per lookup stage.
 	LookupHTTP ops.HTTPOpener
+	// IdleTimeout is the default 'watermark.idle-timeout' of source tables
+	// (SET 'watermark.idle-timeout' = '5s'); a table's own option wins.
+	// 0: sources never go idle.
+	IdleTimeout time.Duration
 	// SoftMemoryLimit makes each started query set the process's Go soft
 	// memory limit from its hot budget (SoftMemoryLimit), unless GOMEMLIMIT
 	// is set: `clink run`, the REPL and the TUI turn it on.
@@ -272,8 +277,21 @@ func (s *Session) set(st *ast.Set) (*Result, error) {
 			return nil, ast.Errorf(st.At, "parallelism must be a positive integer, got %q", st.Value)
 		}
 		s.cfg.Parallelism = p
+	case plan.AllowedLatenessOption:
+		ms, err := plan.ParseLateness(st.Value)
+		if err != nil {
+			return nil, ast.Errorf(st.At, "%v", err)
+		}
+		s.cat.SetAllowedLateness(ms)
+	case connector.IdleTimeoutOption:
+		d, err := time.ParseDuration(strings.TrimSpace(st.Value))
+		if err != nil || d < 0 {
+			return nil, ast.Errorf(st.At, "%s: want a non-negative duration such as '5s' or '500ms', got %q", connector.IdleTimeoutOption, st.Value)
+		}
+		s.cfg.IdleTimeout = d
 	default:
-		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state)", st.Key)
+		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state, %s, %s)", st.Key,
+			plan.AllowedLatenessOption, connector.IdleTimeoutOption)
 	}
 	return message("set %s = %s", st.Key, st.Value), nil
 }
