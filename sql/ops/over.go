@@ -21,13 +21,19 @@ const (
 	OverLag                        // LAG(x [, offset [, default]])
 	OverFirstValue                 // FIRST_VALUE(x) of the frame
 	OverLastValue                  // LAST_VALUE(x) of the frame
+	OverRank                       // RANK(): 1 + the rows before the row's peers
+	OverDenseRank                  // DENSE_RANK(): 1 + the peer groups before the row's
+	OverLead                       // LEAD(x [, offset [, default]]) (general path only)
 )
 
 // OverFrame is a frame ending at the current row. An unbounded frame starts
 // at the partition's first row; otherwise a ROWS frame holds the N
 // preceding rows and a RANGE frame the rows at most N ms earlier. A RANGE
 // frame (the default) includes the current row's peers: rows with the same
-// time.
+// time. On the general path a RANGE frame's N and End are offsets in the
+// single ORDER BY key's units (ms for a TIMESTAMP, the value for an
+// integer): the frame holds the rows whose key lies within N before and
+// End after the current row's (0 and 0: its peers).
 type OverFrame struct {
 	Range     bool
 	Unbounded bool
@@ -44,9 +50,9 @@ type OverFrame struct {
 type OverCall struct {
 	Func    OverFunc
 	Agg     *expr.AggSpec // OverAggregate
-	Arg     expr.Expr     // LAG, FIRST_VALUE, LAST_VALUE
-	Offset  int64         // LAG
-	Default expr.Expr     // LAG's default (nil: NULL)
+	Arg     expr.Expr     // LAG, LEAD, FIRST_VALUE, LAST_VALUE
+	Offset  int64         // LAG, LEAD
+	Default expr.Expr     // LAG's and LEAD's default (nil: NULL)
 	Frame   OverFrame     // OverAggregate, FIRST_VALUE, LAST_VALUE
 }
 
@@ -58,6 +64,12 @@ func (c *OverCall) peers() bool {
 		return c.Frame.Range
 	}
 	return false
+}
+
+// valueFrame reports whether a general-path RANGE frame has an offset
+// bound (the frame found by the ORDER BY key's value, not its peers).
+func (f OverFrame) valueFrame() bool {
+	return f.Range && (!f.Unbounded && f.N > 0 || !f.EndUnbounded && f.End > 0)
 }
 
 // OverConfig is an OVER aggregate over a watermarked, append-only input:

@@ -19,14 +19,16 @@ type OverSortKey struct {
 // OverGeneralConfig is an OVER window that the watermark path cannot run:
 // any ORDER BY (several keys, either direction, no watermark), any input
 // (append-only or updating) and frames that may end after the current row.
-// Limit > 0 makes it a group top-N: only rows whose ROW_NUMBER is at most
-// Limit are emitted (the planner pushes an outer `rn <= N` down).
+// Limit > 0 makes it a group top-N: only rows whose LimitFunc value
+// (ROW_NUMBER by default, or RANK / DENSE_RANK, which keep every tie) is
+// at most Limit are emitted (the planner pushes an outer `rn <= N` down).
 type OverGeneralConfig struct {
 	Name      string
 	Partition []expr.Expr
 	Order     []OverSortKey
 	Calls     []OverCall
 	Limit     int64
+	LimitFunc OverFunc // OverRank or OverDenseRank; anything else is ROW_NUMBER
 	// AppendOnly says the input never retracts: with a Limit, rows that
 	// fall out of the top N (plus the frames' lookahead) can never come
 	// back, so only those are kept.
@@ -41,16 +43,18 @@ type OverGeneralConfig struct {
 // either path); identical rows share an entry with a count. Each change
 // inserts or removes one row, recomputes the outputs it can affect (the
 // row's neighbourhood as the calls' frames reach, every later row when
-// ROW_NUMBER shifts) before and after, and emits the difference: the
-// changed rows' old outputs retracted, the new ones inserted.
+// ROW_NUMBER or RANK shifts) before and after, and emits the difference:
+// the changed rows' old outputs retracted, the new ones inserted.
 type OverGeneral struct {
 	keyed
 	cfg OverGeneralConfig
-	// keep is how many rows a partition keeps (0: all): Limit plus the
-	// frames' lookahead on an append-only input.
-	keep   int64
-	okBuf  []byte
-	rowBuf []byte
+	// truncate says a partition keeps only the rows that can ever be
+	// output or read by an output row's frame (an append-only top-N):
+	// those up to the limit plus ahead more.
+	truncate bool
+	ahead    int64
+	okBuf    []byte
+	rowBuf   []byte
 }
 
 // NewOverGeneral returns a general OVER operator.
@@ -66,29 +70,60 @@ func NewOverGeneral(cfg OverGeneralConfig) *OverGeneral {
 		o.keyTypes = append(o.keyTypes, p.Type())
 	}
 	o.apply = o.update
-	o.keep = keepRows(cfg)
+	o.ahead, o.truncate = lookahead(cfg)
 	return o
 }
 
-// keepRows is how many leading rows of a partition can ever be output or
-// read by an output row's frame when rows only arrive: Limit plus the
-// longest ROWS lookahead; 0 (keep all) without a Limit, on an updating
-// input, or when a frame reaches to the end or to its peers.
-func keepRows(cfg OverGeneralConfig) int64 {
+// lookahead returns how many rows past the last output row an output
+// row's calls read (the longest ROWS m FOLLOWING or LEAD offset) and
+// whether a partition may drop the rows past that: only for a top-N over
+// an append-only input, and not when a frame reaches to the end or by
+// value (a RANGE frame past the peers; peers only are fine for RANK and
+// DENSE_RANK limits, which keep whole peer groups).
+func lookahead(cfg OverGeneralConfig) (int64, bool) {
 	if cfg.Limit <= 0 || !cfg.AppendOnly {
-		return 0
+		return 0, false
 	}
-	keep := cfg.Limit
+	rank := cfg.LimitFunc == OverRank || cfg.LimitFunc == OverDenseRank
+	var ahead int64
 	for _, c := range cfg.Calls {
+		if c.Func == OverLead {
+			ahead = max(ahead, c.Offset)
+		}
 		if !c.frameCall() {
 			continue
 		}
-		if c.Frame.EndUnbounded || c.Frame.Range {
-			return 0
+		if c.Frame.EndUnbounded || c.Frame.valueFrame() || c.Frame.Range && !rank {
+			return 0, false
 		}
-		keep = max(keep, cfg.Limit+c.Frame.End)
+		if !c.Frame.Range {
+			ahead = max(ahead, c.Frame.End)
+		}
 	}
-	return keep
+	return ahead, true
+}
+
+// limitEnd is the exclusive end of the positions of v that the Limit lets
+// out: the first Limit rows for ROW_NUMBER, and for RANK / DENSE_RANK
+// every row whose rank is at most Limit (ties included); len without a
+// Limit.
+func (o *OverGeneral) limitEnd(v *ogView) int {
+	n, lim := v.len(), o.cfg.Limit
+	if lim <= 0 || int64(n) <= lim && o.cfg.LimitFunc != OverDenseRank {
+		return n
+	}
+	switch o.cfg.LimitFunc {
+	case OverRank:
+		return v.peerEnd(int(lim)-1) + 1
+	case OverDenseRank:
+		return v.denseEnd(lim)
+	}
+	return int(lim)
+}
+
+// keepEnd is how many leading rows of v a truncating partition keeps.
+func (o *OverGeneral) keepEnd(v *ogView) int {
+	return int(min(int64(o.limitEnd(v))+o.ahead, int64(v.len())))
 }
 
 // frameCall reports whether the call reads a frame.
@@ -145,7 +180,7 @@ func (o *OverGeneral) orderKey(buf []byte, row types.Row) ([]byte, error) {
 // difference.
 func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
 	retract := ch.Kind.Retracts()
-	if retract && o.keep > 0 {
+	if retract && o.truncate {
 		return fmt.Errorf("%s: the top-N of an append-only input got a retraction (%s)", o.name, ch.Kind)
 	}
 	var err error
@@ -163,20 +198,23 @@ func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, f
 	if !ok {
 		return nil // a retraction of a row the partition does not hold
 	}
-	if o.keep > 0 && int64(p) >= o.keep {
+	oldV, newV := newOgView(old), newOgView(nu)
+	if o.truncate && p >= o.keepEnd(newV) {
 		return nil // below the kept top: it can never be output
 	}
-	oldV, newV := newOgView(old), newOgView(nu)
 	x, y := newV, oldV
 	if retract {
 		x, y = oldV, newV
 	}
-	lo, hi := o.reach(x, p)
-	xs, err := o.outputs(x, lo, o.capped(hi+1))
+	lo, hi, err := o.reach(x, p)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	ys, err := o.outputs(y, lo, o.capped(hi))
+	xs, err := o.outputs(x, lo, min(hi+1, o.limitEnd(x)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	ys, err := o.outputs(y, lo, min(hi, o.limitEnd(y)))
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
@@ -185,8 +223,8 @@ func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, f
 	} else {
 		o.emitDiff(ys, xs)
 	}
-	if o.keep > 0 {
-		nu = truncateEntries(nu, o.keep)
+	if o.truncate {
+		nu = truncateEntries(nu, int64(o.keepEnd(newV)))
 	}
 	if len(nu) == 0 {
 		return o.put(key, nil)
@@ -194,27 +232,27 @@ func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, f
 	return o.put(key, encodeEntries(nu))
 }
 
-// capped bounds an exclusive end position by the Limit.
-func (o *OverGeneral) capped(end int) int {
-	if o.cfg.Limit > 0 && int64(end) > o.cfg.Limit {
-		return int(o.cfg.Limit)
-	}
-	return end
-}
-
 // reach returns the first and last positions of x (the list holding the
 // changed row, at p) whose outputs the change may affect. Positions after
 // p are one further on in x than in the other list.
-func (o *OverGeneral) reach(x *ogView, p int) (lo, hi int) {
+func (o *OverGeneral) reach(x *ogView, p int) (lo, hi int, err error) {
 	n := x.len()
 	lo, hi = p, p
 	for i := range o.cfg.Calls {
 		c := &o.cfg.Calls[i]
 		switch {
-		case c.Func == OverRowNumber:
+		case c.Func == OverRowNumber || c.Func == OverRank || c.Func == OverDenseRank:
 			hi = n - 1
 		case c.Func == OverLag:
 			hi = max(hi, p+int(min(c.Offset, int64(n))))
+		case c.Func == OverLead:
+			lo = min(lo, p-int(min(c.Offset, int64(n))))
+		case c.Frame.valueFrame():
+			l, h, err := o.valueReach(c, x, p)
+			if err != nil {
+				return 0, 0, err
+			}
+			lo, hi = min(lo, l), max(hi, h)
 		case c.Frame.Range:
 			if c.Frame.EndUnbounded {
 				lo = 0
@@ -239,7 +277,7 @@ func (o *OverGeneral) reach(x *ogView, p int) (lo, hi int) {
 			}
 		}
 	}
-	return max(lo, 0), min(hi, n-1)
+	return max(lo, 0), min(hi, n-1), nil
 }
 
 // emitDiff emits the multiset difference of the old and new outputs of

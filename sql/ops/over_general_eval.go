@@ -31,7 +31,15 @@ func (o *OverGeneral) outputs(v *ogView, lo, end int) ([]types.Row, error) {
 			for j := lo; j < end; j++ {
 				outs[j-lo][w+ci] = types.NewBigInt(int64(j) + 1)
 			}
-		case c.Func == OverLag:
+		case c.Func == OverRank:
+			for j := lo; j < end; j++ {
+				outs[j-lo][w+ci] = types.NewBigInt(int64(v.peerStart(j)) + 1)
+			}
+		case c.Func == OverDenseRank:
+			for j := lo; j < end; j++ {
+				outs[j-lo][w+ci] = types.NewBigInt(v.denseRank(j))
+			}
+		case c.Func == OverLag || c.Func == OverLead:
 			err = o.lag(c, v, lo, outs, w+ci)
 		case c.Func == OverAggregate:
 			err = o.frameAgg(c, v, lo, outs, w+ci)
@@ -45,8 +53,11 @@ func (o *OverGeneral) outputs(v *ogView, lo, end int) ([]types.Row, error) {
 	return outs, nil
 }
 
-// frame returns the first and last positions of j's frame under c.
-func frameOf(c *OverCall, v *ogView, j int) (s, e int) {
+// frameOf returns the first and last positions of j's frame under c.
+func (o *OverGeneral) frameOf(c *OverCall, v *ogView, j int) (s, e int, err error) {
+	if c.Frame.valueFrame() {
+		return o.valueFrameOf(c, v, j)
+	}
 	n := v.len()
 	f := c.Frame
 	switch {
@@ -65,18 +76,21 @@ func frameOf(c *OverCall, v *ogView, j int) (s, e int) {
 	default:
 		e = min(n-1, j+int(min(f.End, int64(n))))
 	}
-	return s, e
+	return s, e, nil
 }
 
-// lag fills column col with LAG(arg, offset, default).
+// lag fills column col with LAG(arg, offset, default), or LEAD's.
 func (o *OverGeneral) lag(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
 	for k := range outs {
-		j := lo + k
+		at := int64(lo+k) - c.Offset
+		if c.Func == OverLead {
+			at = int64(lo+k) + c.Offset
+		}
 		var res types.Value
 		var err error
 		switch {
-		case int64(j) >= c.Offset:
-			r, rerr := v.row(j - int(c.Offset))
+		case at >= 0 && at < int64(v.len()):
+			r, rerr := v.row(int(at))
 			if rerr != nil {
 				return rerr
 			}
@@ -98,7 +112,10 @@ func (o *OverGeneral) lag(c *OverCall, v *ogView, lo int, outs []types.Row, col 
 // row's frame.
 func (o *OverGeneral) frameValue(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
 	for k := range outs {
-		s, e := frameOf(c, v, lo+k)
+		s, e, err := o.frameOf(c, v, lo+k)
+		if err != nil {
+			return err
+		}
 		at := s
 		if c.Func == OverLastValue {
 			at = e
@@ -135,7 +152,10 @@ func (o *OverGeneral) frameAgg(c *OverCall, v *ogView, lo int, outs []types.Row,
 	}
 	cs, ce := 0, 0 // the accumulator holds positions [cs, ce)
 	for k := range outs {
-		s, e := frameOf(c, v, lo+k)
+		s, e, err := o.frameOf(c, v, lo+k)
+		if err != nil {
+			return err
+		}
 		if k == 0 {
 			cs, ce = s, s
 		}

@@ -117,6 +117,9 @@ type ogView struct {
 	slot  []int32 // position -> entry
 	peers []int32 // position -> first position of its peer group
 	ends  []int32 // position -> last position of its peer group
+	dense []int32 // position -> its peer group's number, from 0
+	kset  []uint8 // value frames: position -> 0 unknown, 1 NULL key, 2 kv holds it
+	kv    []int64
 }
 
 func newOgView(es []*ogEntry) *ogView {
@@ -161,11 +164,11 @@ func (v *ogView) groupPeers() {
 		return
 	}
 	n := len(v.slot)
-	v.peers, v.ends = make([]int32, n), make([]int32, n)
+	v.peers, v.ends, v.dense = make([]int32, n), make([]int32, n), make([]int32, n)
 	for j := 1; j < n; j++ {
-		v.peers[j] = int32(j)
+		v.peers[j], v.dense[j] = int32(j), v.dense[j-1]+1
 		if bytes.Equal(v.es[v.slot[j]].ok, v.es[v.slot[j-1]].ok) {
-			v.peers[j] = v.peers[j-1]
+			v.peers[j], v.dense[j] = v.peers[j-1], v.dense[j-1]
 		}
 	}
 	v.ends[n-1] = int32(n - 1)
@@ -175,4 +178,22 @@ func (v *ogView) groupPeers() {
 			v.ends[j] = v.ends[j+1]
 		}
 	}
+}
+
+// denseRank is position j's DENSE_RANK (from 1).
+func (v *ogView) denseRank(j int) int64 {
+	v.groupPeers()
+	return int64(v.dense[j]) + 1
+}
+
+// denseEnd is the exclusive end of the first k peer groups.
+func (v *ogView) denseEnd(k int64) int {
+	v.groupPeers()
+	n := len(v.slot)
+	if n == 0 || int64(v.dense[n-1]) < k {
+		return n
+	}
+	// the first position of group k (0-based), which exists
+	i, _ := slices.BinarySearch(v.dense, int32(k))
+	return i
 }

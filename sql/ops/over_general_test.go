@@ -214,13 +214,20 @@ func ogReference(t *testing.T, cfg OverGeneralConfig, rows []types.Row) []string
 	var out []Change
 	for _, ps := range parts {
 		slices.SortFunc(ps, func(a, b types.Row) int { return cmpKey(a, b, true) })
+		peer := func(a, b int) bool { return cmpKey(ps[a], ps[b], false) == 0 }
 		for j, r := range ps {
-			if cfg.Limit > 0 && int64(j) >= cfg.Limit {
-				break
+			if cfg.Limit > 0 {
+				f := OverCall{Func: OverRowNumber}
+				if cfg.LimitFunc == OverRank || cfg.LimitFunc == OverDenseRank {
+					f.Func = cfg.LimitFunc
+				}
+				if ogRefValue(t, &cfg, &f, ps, j, peer).Int() > cfg.Limit {
+					continue
+				}
 			}
 			o := slices.Clone(r)
 			for ci := range cfg.Calls {
-				o = append(o, ogRefValue(t, &cfg.Calls[ci], ps, j, func(a, b int) bool { return cmpKey(ps[a], ps[b], false) == 0 }))
+				o = append(o, ogRefValue(t, &cfg, &cfg.Calls[ci], ps, j, peer))
 			}
 			out = append(out, Change{Kind: Insert, Row: o})
 		}
@@ -228,7 +235,7 @@ func ogReference(t *testing.T, cfg OverGeneralConfig, rows []types.Row) []string
 	return materialize(out)
 }
 
-func ogRefValue(t *testing.T, c *OverCall, ps []types.Row, j int, peer func(a, b int) bool) types.Value {
+func ogRefValue(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []types.Row, j int, peer func(a, b int) bool) types.Value {
 	eval := func(e expr.Expr, r types.Row) types.Value {
 		v, err := e.Eval(r)
 		if err != nil {
@@ -239,18 +246,41 @@ func ogRefValue(t *testing.T, c *OverCall, ps []types.Row, j int, peer func(a, b
 	switch c.Func {
 	case OverRowNumber:
 		return types.NewBigInt(int64(j) + 1)
-	case OverLag:
-		if int64(j) < c.Offset {
+	case OverRank:
+		s := j
+		for s > 0 && peer(s-1, j) {
+			s--
+		}
+		return types.NewBigInt(int64(s) + 1)
+	case OverDenseRank:
+		d := int64(1)
+		for i := 1; i <= j; i++ {
+			if !peer(i-1, i) {
+				d++
+			}
+		}
+		return types.NewBigInt(d)
+	case OverLag, OverLead:
+		at := int64(j) - c.Offset
+		if c.Func == OverLead {
+			at = int64(j) + c.Offset
+		}
+		if at < 0 || at >= int64(len(ps)) {
+			if c.Default != nil {
+				return eval(c.Default, ps[j])
+			}
 			return types.NullValue
 		}
-		return eval(c.Arg, ps[j-int(c.Offset)])
+		return eval(c.Arg, ps[at])
 	}
 	s, e := 0, len(ps)-1
-	if !c.Frame.Unbounded {
+	if c.Frame.valueFrame() {
+		s, e = ogRefValueFrame(t, cfg, c, ps, j)
+	} else if !c.Frame.Unbounded {
 		for s = j; s > 0 && (c.Frame.Range && peer(s-1, j) || !c.Frame.Range && int64(j-s) < c.Frame.N); s-- {
 		}
 	}
-	if !c.Frame.EndUnbounded {
+	if !c.Frame.EndUnbounded && !c.Frame.valueFrame() {
 		for e = j; e < len(ps)-1 && (c.Frame.Range && peer(e+1, j) || !c.Frame.Range && int64(e-j) < c.Frame.End); e++ {
 		}
 	}
@@ -271,4 +301,46 @@ func ogRefValue(t *testing.T, c *OverCall, ps []types.Row, j int, peer func(a, b
 		}
 	}
 	return acc.Result()
+}
+
+// ogRefValueFrame finds j's value frame by scanning every row: those
+// whose key lies within the offsets of j's (j's NULL peers for a NULL key;
+// never a NULL key for a non-NULL one), from the partition's ends when
+// unbounded.
+func ogRefValueFrame(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []types.Row, j int) (s, e int) {
+	key := func(i int) types.Value {
+		v, err := cfg.Order[0].Expr.Eval(ps[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	cur := key(j)
+	in := func(i int) bool {
+		x := key(i)
+		if cur.IsNull() || x.IsNull() {
+			return cur.IsNull() && x.IsNull()
+		}
+		d := x.Int() - cur.Int() // how far after cur in the window's order
+		if cfg.Order[0].Desc {
+			d = -d
+		}
+		return (c.Frame.Unbounded || d >= -c.Frame.N) && (c.Frame.EndUnbounded || d <= c.Frame.End)
+	}
+	s, e = -1, -1
+	for i := range ps {
+		if in(i) {
+			if s < 0 {
+				s = i
+			}
+			e = i
+		}
+	}
+	if c.Frame.Unbounded {
+		s = 0
+	}
+	if c.Frame.EndUnbounded {
+		e = len(ps) - 1
+	}
+	return s, e
 }

@@ -98,6 +98,7 @@ type callWork struct {
 	hasFirst    bool
 	ring        []types.Value // LAG: the previous Offset values
 	buf         []frameEntry  // bounded frames: the frame's rows
+	groups      int64         // DENSE_RANK: the peer groups emitted
 }
 
 type frameEntry struct {
@@ -157,6 +158,19 @@ func (o *Over) emitGroup(ps *partState, work []callWork, ts int64, rows []types.
 	}
 	for ci := range o.cfg.Calls {
 		c := &o.cfg.Calls[ci]
+		if c.Func == OverRank || c.Func == OverDenseRank {
+			// A peer group is never split across fires: a row at a time the
+			// watermark has passed is late and dropped.
+			v := types.NewBigInt(ps.count + 1)
+			if c.Func == OverDenseRank {
+				work[ci].groups++
+				v = types.NewBigInt(work[ci].groups)
+			}
+			for _, out := range outs {
+				out[w+ci] = v
+			}
+			continue
+		}
 		if c.peers() {
 			for _, r := range rows {
 				if err := o.push(ci, &work[ci], ts, r); err != nil {
@@ -292,7 +306,14 @@ func (o *Over) result(ci int, cw *callWork) (types.Value, error) {
 func (o *Over) loadCall(i int, b []byte, cw *callWork) error {
 	c := &o.cfg.Calls[i]
 	switch {
-	case c.Func == OverRowNumber:
+	case c.Func == OverRowNumber || c.Func == OverRank:
+		return nil
+	case c.Func == OverDenseRank:
+		if len(b) > 0 {
+			r := sreader{b: b}
+			cw.groups = r.varint()
+			return r.err
+		}
 		return nil
 	case c.Func == OverLag:
 		if len(b) > 0 {
@@ -351,8 +372,10 @@ func (cw *callWork) loadBuf(b []byte) error {
 func (o *Over) saveCall(i int, cw *callWork) ([]byte, error) {
 	c := &o.cfg.Calls[i]
 	switch {
-	case c.Func == OverRowNumber:
+	case c.Func == OverRowNumber || c.Func == OverRank:
 		return nil, nil
+	case c.Func == OverDenseRank:
+		return binary.AppendVarint(nil, cw.groups), nil
 	case c.Func == OverLag:
 		if len(cw.ring) == 0 {
 			return nil, nil

@@ -161,8 +161,8 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 		}
 	}
 	var subst map[string]int
-	if len(s.GroupBy) > 0 || hasAggregate(s) {
-		if n, subst, err = b.aggregate(s, n); err != nil {
+	if as := overAggSelect(s); len(s.GroupBy) > 0 || hasAggregate(as) {
+		if n, subst, err = b.aggregate(as, n); err != nil {
 			return nil, err
 		}
 	}

@@ -26,6 +26,9 @@ type OverInfo struct {
 	General bool
 	Order   []ops.OverSortKey
 	Limit   int64
+	// LimitFunc is the ranking function Limit bounds: ROW_NUMBER, or RANK
+	// and DENSE_RANK, which keep every tie.
+	LimitFunc ops.OverFunc
 }
 
 // overCalls returns the distinct OVER calls of the SELECT list, in order.
@@ -69,14 +72,20 @@ func unsupportedItem(e ast.Expr) error {
 
 // overWindows plans the SELECT list's OVER calls over n: an OpOver node
 // whose extra columns substitute for the calls. Without OVER calls it
-// returns its arguments unchanged.
+// returns its arguments unchanged. After GROUP BY (subst non-nil) the
+// calls run over the aggregate's rows, as in PostgreSQL: their arguments,
+// PARTITION BY and ORDER BY may use group keys and aggregate calls.
 func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Node, map[string]int, error) {
 	calls := overCalls(s)
 	if len(calls) == 0 {
 		return n, subst, nil
 	}
 	if subst != nil {
-		return nil, nil, errorf(calls[0].At, "OVER (...) together with GROUP BY or aggregates is not supported yet")
+		for _, it := range s.Items {
+			if it.Star {
+				return nil, nil, errorf(it.At, "SELECT * is not allowed with GROUP BY")
+			}
+		}
 	}
 	spec := calls[0].Over
 	key := overKey(spec)
@@ -89,30 +98,33 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 	var info *OverInfo
 	var err error
 	if general {
-		info, err = generalSpec(spec, n)
+		info, err = generalSpec(spec, n, subst)
 	} else {
-		info, err = overSpec(spec, n)
+		info, err = overSpec(spec, n, subst)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &expr.Compiler{Schema: n.Schema}
+	c := &expr.Compiler{Schema: n.Schema, Substitutes: subst}
 	cols := append([]expr.Column{}, n.Schema.Cols...)
-	subst = map[string]int{}
+	out := make(map[string]int, len(subst)+len(calls))
+	for k, v := range subst {
+		out[k] = v
+	}
 	var text []string
 	for i, call := range calls {
 		oc, typ, err := overCall(c, call)
 		if err != nil {
 			return nil, nil, err
 		}
-		if general && oc.Frame.Range && !oc.Frame.Unbounded && oc.Frame.N != 0 {
-			return nil, nil, errorf(call.At, "a RANGE frame with an INTERVAL offset needs ORDER BY one ascending time column with a WATERMARK, over an append-only input")
+		if err := rangeOffsets(call, info); err != nil {
+			return nil, nil, err
 		}
-		if hint, ok := b.topN[s]; ok && general && oc.Func == ops.OverRowNumber && hint.call == ast.String(call) {
-			info.Limit = hint.limit
+		if hint, ok := b.topN[s]; ok && general && hint.call == ast.String(call) && limitFunc(oc.Func) {
+			info.Limit, info.LimitFunc = hint.limit, oc.Func
 		}
 		info.Calls = append(info.Calls, oc)
-		subst[ast.String(call)] = len(cols)
+		out[ast.String(call)] = len(cols)
 		cols = append(cols, expr.Column{Name: fmt.Sprintf("$over%d", i), Type: typ})
 		text = append(text, ast.String(call))
 	}
@@ -125,7 +137,34 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 	if general {
 		generalNode(node, spec, n.AppendOnly())
 	}
-	return node, subst, nil
+	return node, out, nil
+}
+
+// overAggSelect returns s or, when its OVER clauses' PARTITION BY or
+// ORDER BY hold aggregate calls (`RANK() OVER (ORDER BY SUM(price))`), a
+// shallow copy whose items list those calls too, so that the aggregation
+// below the OVER computes them.
+func overAggSelect(s *ast.Select) *ast.Select {
+	var extra []ast.SelectItem
+	seen := map[string]bool{}
+	for _, f := range overCalls(s) {
+		var in []ast.Expr
+		in = append(in, f.Over.PartitionBy...)
+		for _, o := range f.Over.OrderBy {
+			in = append(in, o.Expr)
+		}
+		for _, e := range in {
+			for _, call := range aggCalls(e, seen, nil) {
+				extra = append(extra, ast.SelectItem{Expr: call})
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return s
+	}
+	c := *s
+	c.Items = append(append([]ast.SelectItem(nil), s.Items...), extra...)
+	return &c
 }
 
 func overKey(w *ast.WindowSpec) string {
@@ -136,8 +175,8 @@ func overKey(w *ast.WindowSpec) string {
 
 // overSpec compiles PARTITION BY and checks ORDER BY: one ascending time
 // column with a WATERMARK over an append-only input.
-func overSpec(w *ast.WindowSpec, n *Node) (*OverInfo, error) {
-	c := &expr.Compiler{Schema: n.Schema}
+func overSpec(w *ast.WindowSpec, n *Node, subst map[string]int) (*OverInfo, error) {
+	c := &expr.Compiler{Schema: n.Schema, Substitutes: subst}
 	info := &OverInfo{Partition: []expr.Expr{}}
 	for _, p := range w.PartitionBy {
 		e, err := c.Compile(p)
@@ -189,8 +228,9 @@ func overCall(c *expr.Compiler, call *ast.FuncCall) (ops.OverCall, types.Type, e
 		frame, err := overFrame(call.At, call.Over.Frame)
 		oc.Frame = frame
 		return oc, spec.Type, err
-	case "ROW_NUMBER":
-		oc.Func = ops.OverRowNumber
+	case "ROW_NUMBER", "RANK", "DENSE_RANK":
+		oc.Func = map[string]ops.OverFunc{"ROW_NUMBER": ops.OverRowNumber, "RANK": ops.OverRank,
+			"DENSE_RANK": ops.OverDenseRank}[strings.ToUpper(call.Name)]
 		return oc, types.BigInt, nargs(0, 0)
 	case "FIRST_VALUE", "LAST_VALUE":
 		if err := nargs(1, 1); err != nil {
@@ -210,15 +250,18 @@ func overCall(c *expr.Compiler, call *ast.FuncCall) (ops.OverCall, types.Type, e
 			return oc, types.Type{}, err
 		}
 		return oc, oc.Arg.Type(), nil
-	case "LAG":
+	case "LAG", "LEAD":
 		return overLag(c, call, nargs(1, 3))
 	}
-	return oc, types.Type{}, errorf(call.At, "%s OVER (...) is not supported (SUM, COUNT, MIN, MAX, AVG, ROW_NUMBER, LAG, FIRST_VALUE, LAST_VALUE are)", call.Name)
+	return oc, types.Type{}, errorf(call.At, "%s OVER (...) is not supported (SUM, COUNT, MIN, MAX, AVG, ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD, FIRST_VALUE, LAST_VALUE are)", call.Name)
 }
 
-// overLag compiles LAG(x [, offset [, default]]).
+// overLag compiles LAG or LEAD(x [, offset [, default]]).
 func overLag(c *expr.Compiler, call *ast.FuncCall, argErr error) (ops.OverCall, types.Type, error) {
 	oc := ops.OverCall{Func: ops.OverLag, Offset: 1}
+	if strings.EqualFold(call.Name, "LEAD") {
+		oc.Func = ops.OverLead
+	}
 	if argErr != nil {
 		return oc, types.Type{}, argErr
 	}
@@ -228,7 +271,7 @@ func overLag(c *expr.Compiler, call *ast.FuncCall, argErr error) (ops.OverCall, 
 	}
 	oc.Arg = arg
 	if len(call.Args) > 1 {
-		if oc.Offset, err = constInt(call.Args[1], "the LAG offset"); err != nil {
+		if oc.Offset, err = constInt(call.Args[1], "the "+strings.ToUpper(call.Name)+" offset"); err != nil {
 			return oc, types.Type{}, err
 		}
 	}
@@ -260,10 +303,7 @@ func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
 	case ast.UnboundedFollowing:
 		fr.EndUnbounded = true
 	case ast.Following:
-		if !f.Rows {
-			return fr, errorf(at, "RANGE frames may end at CURRENT ROW or UNBOUNDED FOLLOWING (n FOLLOWING needs ROWS)")
-		}
-		if fr.End, err = constInt(f.End.Offset, "a ROWS frame offset"); err != nil {
+		if fr.End, err = frameOffset(f.Rows, f.End.Offset); err != nil {
 			return fr, err
 		}
 	default:
@@ -274,15 +314,28 @@ func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
 		fr.Unbounded = true
 	case ast.CurrentRow:
 	case ast.Preceding:
-		if f.Rows {
-			fr.N, err = constInt(f.Start.Offset, "a ROWS frame offset")
-		} else if fr.N, err = intervalMs(f.Start.Offset); err == nil && fr.N < 0 {
-			err = errorf(f.Start.Offset.Position(), "a RANGE frame offset must not be negative")
-		}
+		fr.N, err = frameOffset(f.Rows, f.Start.Offset)
 	default:
 		err = errorf(at, "OVER frames must start at or before the current row")
 	}
 	return fr, err
+}
+
+// frameOffset is a frame bound's offset: a non-negative integer constant
+// for ROWS, an integer or INTERVAL (in ms) constant for RANGE
+// (rangeOffsets checks it against the ORDER BY key).
+func frameOffset(rows bool, e ast.Expr) (int64, error) {
+	if rows {
+		return constInt(e, "a ROWS frame offset")
+	}
+	if lit, ok := e.(*ast.Literal); ok && lit.Kind == ast.LitInt {
+		return constInt(e, "a RANGE frame offset")
+	}
+	n, err := intervalMs(e)
+	if err == nil && n < 0 {
+		err = errorf(e.Position(), "a RANGE frame offset must not be negative")
+	}
+	return n, err
 }
 
 // over places an OVER stage keyed by its partition: the watermark path's
@@ -291,7 +344,7 @@ func (b *builder) over(n *Node, ins []int) int {
 	info := n.Over
 	if info.General {
 		cfg := ops.OverGeneralConfig{Name: "over", Partition: info.Partition, Order: info.Order, Calls: info.Calls,
-			Limit: info.Limit, AppendOnly: n.Inputs[0].AppendOnly(), HashSeed: b.opts.HashSeed}
+			Limit: info.Limit, LimitFunc: info.LimitFunc, AppendOnly: n.Inputs[0].AppendOnly(), HashSeed: b.opts.HashSeed}
 		return b.keyed(n, ins, "over", []ops.KeyFn{{Exprs: info.Partition}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewOverGeneral(cfg)
 		})

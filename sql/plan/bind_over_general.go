@@ -48,22 +48,64 @@ func watermarkOrder(w *ast.WindowSpec, n *Node) bool {
 	return err == nil && n.Schema.Cols[idx].Type.Kind == types.KindTimestamp && watermarked(n, n.Schema.Cols[idx].Name)
 }
 
-// needsGeneral reports whether a call's frame ends after the current row,
-// which only the general path computes.
+// needsGeneral reports whether a call reads rows after the current one (a
+// frame ending after it, LEAD), which only the general path computes.
 func needsGeneral(calls []*ast.FuncCall) bool {
 	for _, c := range calls {
 		if f := c.Over.Frame; f != nil && (f.End.Kind == ast.Following || f.End.Kind == ast.UnboundedFollowing) {
+			return true
+		}
+		if strings.EqualFold(c.Name, "LEAD") {
 			return true
 		}
 	}
 	return false
 }
 
+// limitFunc reports whether an outer bound on f's column can become a
+// group top-N: ROW_NUMBER, RANK and DENSE_RANK (the last two with ties).
+func limitFunc(f ops.OverFunc) bool {
+	return f == ops.OverRowNumber || f == ops.OverRank || f == ops.OverDenseRank
+}
+
+// rangeOffsets checks a RANGE frame's offsets against the ORDER BY: one
+// key, a TIMESTAMP with INTERVAL offsets (the watermark path's only kind)
+// or, on the general path, an integer with integer offsets.
+func rangeOffsets(call *ast.FuncCall, info *OverInfo) error {
+	f := call.Over.Frame
+	if f == nil || f.Rows {
+		return nil
+	}
+	for _, b := range []ast.FrameBound{f.Start, f.End} {
+		if b.Kind != ast.Preceding && b.Kind != ast.Following {
+			continue
+		}
+		at := b.Offset.Position()
+		key := types.Timestamp
+		if info.General {
+			if len(info.Order) != 1 {
+				return errorf(at, "a RANGE frame with an offset needs exactly one ORDER BY key")
+			}
+			key = info.Order[0].Expr.Type()
+		}
+		lit, isInt := b.Offset.(*ast.Literal)
+		isInt = isInt && lit.Kind == ast.LitInt
+		switch {
+		case key.Kind == types.KindTimestamp && !isInt:
+		case (key.Kind == types.KindInt || key.Kind == types.KindBigInt) && isInt && info.General:
+		default:
+			return errorf(at, "a RANGE frame offset must be an INTERVAL over a TIMESTAMP ORDER BY key or an integer over an integer one (got %s over %s)",
+				ast.String(b.Offset), key)
+		}
+	}
+	return nil
+}
+
 // generalSpec compiles PARTITION BY and ORDER BY for the general path.
 // NULLs sort as in the final ORDER BY: last ascending, first descending,
 // unless NULLS FIRST / LAST says otherwise.
-func generalSpec(w *ast.WindowSpec, n *Node) (*OverInfo, error) {
-	c := &expr.Compiler{Schema: n.Schema}
+func generalSpec(w *ast.WindowSpec, n *Node, subst map[string]int) (*OverInfo, error) {
+	c := &expr.Compiler{Schema: n.Schema, Substitutes: subst}
 	info := &OverInfo{Partition: []expr.Expr{}, General: true}
 	for _, p := range w.PartitionBy {
 		e, err := c.Compile(p)
@@ -103,6 +145,12 @@ func generalNode(node *Node, w *ast.WindowSpec, appendOnly bool) {
 	if lim := node.Over.Limit; lim > 0 {
 		node.Op = OpGroupTopN
 		node.Detail += fmt.Sprintf("; top %d per partition", lim)
+		switch node.Over.LimitFunc {
+		case ops.OverRank:
+			node.Detail += " by RANK, with ties"
+		case ops.OverDenseRank:
+			node.Detail += " by DENSE_RANK, with ties"
+		}
 		if appendOnly {
 			state += fmt.Sprintf(", only the top %d (append-only input)", lim)
 		} else {
@@ -112,14 +160,16 @@ func generalNode(node *Node, w *ast.WindowSpec, appendOnly bool) {
 	node.Detail += "; " + state
 }
 
-// topNHint is an outer `rn <= N` on a subquery's ROW_NUMBER column.
+// topNHint is an outer `rn <= N` on a subquery's ROW_NUMBER, RANK or
+// DENSE_RANK column.
 type topNHint struct {
-	call  string // the ROW_NUMBER call, as ast.String renders it
+	call  string // the ranking call, as ast.String renders it
 	limit int64
 }
 
 // noteTopN records, for a SELECT over a subquery or view in FROM, which of the
-// subquery's ROW_NUMBER() OVER columns the WHERE conjuncts bound by a
+// subquery's ROW_NUMBER(), RANK() or DENSE_RANK() OVER columns the WHERE
+// conjuncts bound by a
 // constant (`rn <= N`, `rn < N`, `rn = 1`, or mirrored), so the subquery's
 // general OVER emits only the top N rows per partition. The WHERE filter
 // stays: rows past N are simply never emitted.
@@ -153,7 +203,7 @@ func (b *binder) noteTopN(from ast.TableExpr, conj []ast.Expr) {
 		}
 		for _, it := range inner.Items {
 			f, isCall := it.Expr.(*ast.FuncCall)
-			if !isCall || f.Over == nil || !strings.EqualFold(f.Name, "ROW_NUMBER") || !strings.EqualFold(it.Alias, ref.Name) {
+			if !isCall || f.Over == nil || !rankingName(f.Name) || !strings.EqualFold(it.Alias, ref.Name) {
 				continue
 			}
 			if b.topN == nil {
@@ -164,6 +214,14 @@ func (b *binder) noteTopN(from ast.TableExpr, conj []ast.Expr) {
 			}
 		}
 	}
+}
+
+func rankingName(name string) bool {
+	switch strings.ToUpper(name) {
+	case "ROW_NUMBER", "RANK", "DENSE_RANK":
+		return true
+	}
+	return false
 }
 
 // rnBound matches `col <= N`, `col < N`, `col = 1` and their mirrors.

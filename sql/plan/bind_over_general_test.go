@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"clink/sql/ast"
+	"clink/sql/ops"
 	"clink/sql/parser"
 )
 
@@ -50,6 +51,13 @@ func TestGeneralOverPlans(t *testing.T) {
 		{"SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY v ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING) FROM t", OpOverGeneral, 0},
 		{"SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY v RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) FROM t", OpOverGeneral, 0},
 		{"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY k, v DESC NULLS FIRST) AS rn FROM t) WHERE rn <= 5", OpGroupTopN, 5},
+		{"SELECT k FROM (SELECT k, RANK() OVER (PARTITION BY k ORDER BY v) AS rk FROM t) x WHERE rk <= 4", OpGroupTopN, 4},
+		{"SELECT k FROM (SELECT k, DENSE_RANK() OVER (PARTITION BY k ORDER BY v) AS dr FROM t) x WHERE dr < 4", OpGroupTopN, 3},
+		{"SELECT k FROM (SELECT k, RANK() OVER (PARTITION BY k ORDER BY v) AS rk FROM t) x WHERE rk > 4", OpOverGeneral, 0},
+		{"SELECT k, LEAD(v, 2, 0) OVER (PARTITION BY k ORDER BY v) FROM t", OpOverGeneral, 0},
+		{"SELECT k, SUM(v) OVER (ORDER BY v RANGE BETWEEN 1 PRECEDING AND 2 FOLLOWING) FROM t", OpOverGeneral, 0},
+		{"SELECT k, SUM(v) AS s, RANK() OVER (ORDER BY SUM(v) DESC) FROM t GROUP BY k", OpOverGeneral, 0},
+		{"SELECT k, s FROM (SELECT k, SUM(v) AS s, RANK() OVER (ORDER BY SUM(v) DESC) AS rk FROM t GROUP BY k) x WHERE rk = 1", OpGroupTopN, 1},
 	}
 	for _, c := range cases {
 		pq, err := planQuery(t, c.q)
@@ -69,11 +77,19 @@ func TestGeneralOverPlans(t *testing.T) {
 	}
 }
 
-// TestGeneralOverErrors: frames the general path cannot run are
-// positioned errors.
+// TestGeneralOverErrors: frames the general path cannot run, unknown
+// functions and OVER after GROUP BY over ungrouped columns are positioned
+// errors.
 func TestGeneralOverErrors(t *testing.T) {
 	for _, q := range []string{
-		"SELECT SUM(v) OVER (ORDER BY v RANGE BETWEEN 1 PRECEDING AND 2 FOLLOWING) FROM t",
+		"SELECT SUM(v) OVER (ORDER BY v, k RANGE BETWEEN 1 PRECEDING AND 2 FOLLOWING) FROM t",
+		"SELECT SUM(v) OVER (ORDER BY s RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+		"SELECT LEAD(v, k) OVER (ORDER BY v) FROM t",
+		"SELECT RANK(v) OVER (ORDER BY v) FROM t",
+		"SELECT PERCENT_RANK() OVER (ORDER BY v) FROM t",
+		"SELECT *, RANK() OVER (ORDER BY k) FROM t GROUP BY k",
+		"SELECT k, RANK() OVER (ORDER BY v) FROM t GROUP BY k",
+		"SELECT k, RANK() OVER (ORDER BY SUM(v) + v) FROM t GROUP BY k",
 		"SELECT SUM(v) OVER (ORDER BY v ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM t",
 		"SELECT SUM(v) OVER (ORDER BY v ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING) FROM t",
 		"SELECT SUM(v) OVER (ORDER BY v RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW) FROM t",
@@ -85,5 +101,25 @@ func TestGeneralOverErrors(t *testing.T) {
 		if !errors.As(err, &ae) || ae.Pos.Col == 0 {
 			t.Errorf("%s: want a positioned error, got %v", q, err)
 		}
+	}
+}
+
+// TestOverAfterGroupBy: OVER over a GROUP BY runs over the aggregate's
+// rows: the OVER stage's input is the aggregate and its ORDER BY is the
+// aggregate column.
+func TestOverAfterGroupBy(t *testing.T) {
+	pq, err := planQuery(t, "SELECT k, SUM(v) AS s, RANK() OVER (ORDER BY SUM(v) DESC) AS rk FROM t WHERE v > 0 GROUP BY k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := findOver(pq.Root)
+	if o == nil || o.Inputs[0].Op != OpAggregate {
+		t.Fatalf("OVER not planned over the aggregate: %v", o)
+	}
+	if len(o.Over.Order) != 1 || !o.Over.Order[0].Desc || o.Over.Calls[0].Func != ops.OverRank {
+		t.Fatalf("order %v, calls %v", o.Over.Order, o.Over.Calls)
+	}
+	if got := len(pq.Columns); got != 3 {
+		t.Fatalf("%d columns, want 3", got)
 	}
 }

@@ -1,0 +1,161 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// RANGE frames with an offset on the general path (`RANGE BETWEEN
+// INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW`, `RANGE BETWEEN 5
+// PRECEDING AND 2 FOLLOWING`): the ORDER BY is one TIMESTAMP or integer
+// key, and a row's frame holds the rows whose key lies within the offsets
+// of its own (a NULL key's frame is its NULL peers; a non-NULL key's frame
+// leaves the NULLs out, as in PostgreSQL and SQLite). Frames are found by
+// binary search over the sorted partition, so their bounds never decrease
+// from one row to the next.
+
+// keyAt returns the ORDER BY key at position j of v (null for NULL),
+// caching it on the view.
+func (o *OverGeneral) keyAt(v *ogView, j int) (k int64, null bool, err error) {
+	if v.kset == nil {
+		v.kset, v.kv = make([]uint8, v.len()), make([]int64, v.len())
+	}
+	switch v.kset[j] {
+	case 1:
+		return 0, true, nil
+	case 2:
+		return v.kv[j], false, nil
+	}
+	r, err := v.row(j)
+	if err != nil {
+		return 0, false, err
+	}
+	x, err := o.cfg.Order[0].Expr.Eval(r)
+	if err != nil {
+		return 0, false, fmt.Errorf("order key: %w", err)
+	}
+	if x.IsNull() {
+		v.kset[j] = 1
+		return 0, true, nil
+	}
+	v.kset[j], v.kv[j] = 2, x.Int()
+	return v.kv[j], false, nil
+}
+
+// search is sort.Search over [lo, hi) with a fallible predicate.
+func search(lo, hi int, f func(int) (bool, error)) (int, error) {
+	var err error
+	i := lo + sort.Search(hi-lo, func(i int) bool {
+		if err != nil {
+			return true
+		}
+		ok, e := f(lo + i)
+		if e != nil {
+			err = e
+			return true
+		}
+		return ok
+	})
+	return i, err
+}
+
+// plusSat and minusSat add and subtract a non-negative offset without
+// wrapping around.
+func plusSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func minusSat(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
+// valueFrameOf returns the first and last positions of j's value frame.
+func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err error) {
+	n := v.len()
+	cur, null, err := o.keyAt(v, j)
+	if err != nil {
+		return 0, 0, err
+	}
+	s, e = 0, n-1
+	if null {
+		if !c.Frame.Unbounded {
+			s = v.peerStart(j)
+		}
+		if !c.Frame.EndUnbounded {
+			e = v.peerEnd(j)
+		}
+		return s, e, nil
+	}
+	// the non-NULL positions are [nb, ne)
+	nb, ne := 0, n
+	isNull := func(i int) (bool, error) { _, nl, err := o.keyAt(v, i); return nl, err }
+	if o.cfg.Order[0].NullsFirst {
+		if nb, err = search(0, j, func(i int) (bool, error) { nl, err := isNull(i); return !nl, err }); err != nil {
+			return 0, 0, err
+		}
+	} else if ne, err = search(j, n, isNull); err != nil {
+		return 0, 0, err
+	}
+	desc := o.cfg.Order[0].Desc
+	// before reports whether key x lies before the frame's start, after
+	// whether it lies past its end (in the window's order).
+	before := func(x int64) bool {
+		if desc {
+			return x > plusSat(cur, c.Frame.N)
+		}
+		return x < minusSat(cur, c.Frame.N)
+	}
+	after := func(x int64) bool {
+		if desc {
+			return x < minusSat(cur, c.Frame.End)
+		}
+		return x > plusSat(cur, c.Frame.End)
+	}
+	if !c.Frame.Unbounded {
+		s, err = search(nb, j, func(i int) (bool, error) {
+			x, _, err := o.keyAt(v, i)
+			return !before(x), err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if !c.Frame.EndUnbounded {
+		end, err := search(j, ne, func(i int) (bool, error) {
+			x, _, err := o.keyAt(v, i)
+			return after(x), err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		e = end - 1
+	}
+	return s, e, nil
+}
+
+// valueReach returns the positions of x whose value frame under c holds
+// position p: frames' starts and ends never decrease, so they are the
+// rows from the first whose frame ends at or after p to the last whose
+// frame starts at or before p.
+func (o *OverGeneral) valueReach(c *OverCall, x *ogView, p int) (lo, hi int, err error) {
+	n := x.len()
+	lo, err = search(0, p, func(j int) (bool, error) {
+		_, e, err := o.frameOf(c, x, j)
+		return e >= p, err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	end, err := search(p+1, n, func(j int) (bool, error) {
+		s, _, err := o.frameOf(c, x, j)
+		return s > p, err
+	})
+	return lo, end - 1, err
+}
