@@ -78,7 +78,7 @@ func (b *binder) groupWindows(s *ast.Select, n *Node) ([]ast.Expr, *Node, map[st
 			alias[ast.String(&ast.FuncCall{Name: names[2], Args: call.Args})] = ast.String(rt)
 		}
 	}
-	return groups, n, alias, nil
+	return implicitRowtime(s, n, groups), n, alias, nil
 }
 
 // callsFunc reports whether the SELECT list or HAVING calls fn.

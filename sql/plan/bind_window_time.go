@@ -174,3 +174,59 @@ func windowOrigin(n *Node, idx int) (*Node, int, bool) {
 	}
 	return nil, 0, false
 }
+
+// implicitRowtime adds to groups each window rowtime column (window_time)
+// the SELECT list or HAVING refers to outside an aggregate call while the
+// groups hold its window's end (or its start, except for CUMULATE, whose
+// windows share starts): the rowtime is end - 1 ms, a function of the
+// group, so grouping by it too changes nothing but lets it be selected,
+// and makes it the result's time attribute as if it were grouped.
+func implicitRowtime(s *ast.Select, n *Node, groups []ast.Expr) []ast.Expr {
+	grouped := map[int]bool{}   // input columns grouped
+	bounded := map[*Node]bool{} // window nodes whose end is grouped
+	for _, g := range groups {
+		ref, ok := g.(*ast.ColumnRef)
+		if !ok {
+			continue
+		}
+		idx, err := n.Schema.Resolve(ref)
+		if err != nil {
+			continue
+		}
+		grouped[idx] = true
+		if src, widx, ok := windowOrigin(n, idx); ok {
+			base := len(src.Inputs[0].Schema.Cols)
+			if widx == base+1 || (widx == base && src.Window.Spec.Kind != ops.Cumulate) {
+				bounded[src] = true
+			}
+		}
+	}
+	if len(bounded) == 0 {
+		return groups
+	}
+	look := func(e ast.Expr) {
+		walk(e, func(x ast.Expr) bool {
+			if f, ok := x.(*ast.FuncCall); ok && isAggregate(f) {
+				return false
+			}
+			ref, ok := x.(*ast.ColumnRef)
+			if !ok {
+				return true
+			}
+			idx, err := n.Schema.Resolve(ref)
+			if err != nil || grouped[idx] {
+				return true
+			}
+			if src, widx, ok := windowOrigin(n, idx); ok && bounded[src] && widx == rowtimeCol(src) {
+				grouped[idx] = true
+				groups = append(groups, ref)
+			}
+			return true
+		})
+	}
+	for _, it := range s.Items {
+		look(it.Expr)
+	}
+	look(s.Having)
+	return groups
+}
