@@ -22,15 +22,26 @@ type AggregateConfig struct {
 	AppendOnly bool
 }
 
-// Aggregate is AggregateRowOp: one state entry per group (the row count
-// and every accumulator's binary form) under the group's key bytes. Each
-// change updates the group and emits -U old / +U new, +I for a new group,
-// -D when its last row is retracted, nothing when the result is unchanged.
+// Aggregate is AggregateRowOp: per group an entry under the group's key
+// bytes (the row count and every accumulator's binary form) and, for
+// DISTINCT aggregates and MIN/MAX over a retracting input, entries of
+// their own (agg_keys.go), so a row's cost does not grow with its group.
+// Each change updates the group and emits -U old / +U new, +I for a new
+// group, -D when its last row is retracted, nothing when the result is
+// unchanged.
 type Aggregate struct {
 	keyed
-	cfg   AggregateConfig
+	cfg AggregateConfig
+	// accs and zeros keep every aggregate in the group entry (DISTINCT as
+	// a multiset): the layout the window and session aggregates use.
 	accs  []expr.Accumulator
 	zeros [][]byte
+	// modes, gaccs and gzeros are the GROUP BY's own layout: a DISTINCT
+	// aggregate's gacc is its plain accumulator, a tree's is nil.
+	modes  []aggMode
+	gaccs  []expr.Accumulator
+	gzeros [][]byte
+	salts  map[string]uint64 // distinct count keys' salts (agg_keys.go)
 	// inited: a global aggregate's initial row was handled (agg_global.go).
 	inited bool
 }
@@ -53,17 +64,37 @@ func NewAggregate(cfg AggregateConfig) *Aggregate {
 // Open binds the backend and decides the path.
 func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	a.open(ctx)
-	a.accs, a.zeros = make([]expr.Accumulator, len(a.cfg.Aggs)), make([][]byte, len(a.cfg.Aggs))
+	n := len(a.cfg.Aggs)
+	a.accs, a.zeros = make([]expr.Accumulator, n), make([][]byte, n)
+	a.modes, a.gaccs, a.gzeros = make([]aggMode, n), make([]expr.Accumulator, n), make([][]byte, n)
+	a.salts = map[string]uint64{}
 	for i, s := range a.cfg.Aggs {
+		extreme := s.Kind == expr.AggMin || s.Kind == expr.AggMax
 		a.accs[i] = s.NewAccumulator()
-		if a.cfg.AppendOnly && !s.Distinct && (s.Kind == expr.AggMin || s.Kind == expr.AggMax) {
+		if a.cfg.AppendOnly && !s.Distinct && extreme {
 			a.accs[i] = newExtreme(s)
 		}
-		z, err := a.accs[i].MarshalBinary()
-		if err != nil {
+		plain := *s
+		plain.Distinct = false // MIN/MAX(DISTINCT x) is MIN/MAX(x)
+		switch {
+		case extreme && a.cfg.AppendOnly:
+			a.gaccs[i] = newExtreme(s)
+		case extreme:
+			a.modes[i] = modeTree
+		case s.Distinct:
+			a.modes[i], a.gaccs[i] = modeDistinct, plain.NewAccumulator()
+		default:
+			a.gaccs[i] = a.accs[i]
+		}
+		var err error
+		if a.zeros[i], err = a.accs[i].MarshalBinary(); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
-		a.zeros[i] = z
+		if a.gaccs[i] != nil {
+			if a.gzeros[i], err = a.gaccs[i].MarshalBinary(); err != nil {
+				return fmt.Errorf("%s: %w", a.name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -111,101 +142,176 @@ func (a *Aggregate) load(val []byte, found bool) (int64, error) {
 	return n, nil
 }
 
-func (a *Aggregate) store(key []byte, n int64) error {
-	if n <= 0 && !a.global() {
-		return a.put(key, nil)
+// splitHead reads a group entry: the row count and each aggregate's part
+// (aliasing val; nil parts when the group has no entry).
+func (a *Aggregate) splitHead(val []byte, found bool) (int64, [][]byte, error) {
+	if !found {
+		return 0, nil, nil
 	}
-	val := binary.AppendVarint(make([]byte, 0, 32), n)
-	for _, acc := range a.accs {
-		b, err := acc.MarshalBinary()
-		if err != nil {
-			return err
+	n, k := binary.Varint(val)
+	if k <= 0 {
+		return 0, nil, errAggState
+	}
+	val = val[k:]
+	parts := make([][]byte, len(a.cfg.Aggs))
+	for i := range parts {
+		l, k := binary.Uvarint(val)
+		if k <= 0 || l > uint64(len(val)-k) {
+			return 0, nil, errAggState
 		}
-		val = binary.AppendUvarint(val, uint64(len(b)))
-		val = append(val, b...)
+		parts[i], val = val[k:k+int(l):k+int(l)], val[k+int(l):]
 	}
-	return a.put(key, val)
+	if len(val) != 0 {
+		return 0, nil, errAggState
+	}
+	return n, parts, nil
 }
 
-// result renders the group's output row: group values, then aggregates.
-func (a *Aggregate) result(row types.Row) (types.Row, error) {
-	out := make(types.Row, len(a.cfg.GroupBy)+len(a.accs))
+// loadRec decodes the record's group entry into the GROUP BY's
+// accumulators (the trees were decoded by prepare).
+func (a *Aggregate) loadRec(r *aggRec) error {
+	for i, acc := range a.gaccs {
+		if acc == nil {
+			continue
+		}
+		b := a.gzeros[i]
+		if r.parts != nil {
+			b = r.parts[i]
+		}
+		if err := acc.UnmarshalBinary(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storeRec writes the group entry with n rows, or deletes it at 0.
+func (a *Aggregate) storeRec(r *aggRec, n int64) error {
+	if n <= 0 && !a.global() {
+		return a.put(r.key, nil)
+	}
+	val := binary.AppendVarint(make([]byte, 0, 32), n)
+	var part []byte
+	for i, acc := range a.gaccs {
+		if acc == nil {
+			part = r.trees[i].appendRoot(part[:0])
+		} else {
+			b, err := acc.MarshalBinary()
+			if err != nil {
+				return fmt.Errorf("%s: %w", a.name, err)
+			}
+			part = append(part[:0], b...)
+		}
+		val = binary.AppendUvarint(val, uint64(len(part)))
+		val = append(val, part...)
+	}
+	return a.put(r.key, val)
+}
+
+// resultRec renders the group's output row: group values, then aggregates.
+func (a *Aggregate) resultRec(r *aggRec) (types.Row, error) {
+	out := make(types.Row, len(a.cfg.GroupBy)+len(a.gaccs))
 	for i, g := range a.cfg.GroupBy {
-		v, err := g.Eval(row)
+		v, err := g.Eval(r.row)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = v
 	}
-	for i, acc := range a.accs {
-		out[len(a.cfg.GroupBy)+i] = acc.Result()
+	for i, acc := range a.gaccs {
+		if acc == nil {
+			out[len(a.cfg.GroupBy)+i] = r.trees[i].result()
+		} else {
+			out[len(a.cfg.GroupBy)+i] = acc.Result()
+		}
 	}
 	return out, nil
 }
 
 func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
-	n, err := a.load(val, found)
+	n, parts, err := a.splitHead(val, found)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
-	var old types.Row
-	if n > 0 || (found && a.global()) {
-		if old, err = a.result(ch.Row); err != nil {
-			return fmt.Errorf("%s: %w", a.name, err)
-		}
-	}
-	retract := ch.Kind.Retracts()
-	if retract && n == 0 {
+	r := &aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts}
+	if r.retract && n == 0 {
 		return nil // retraction of a row the group never saw
 	}
-	for i, s := range a.cfg.Aggs {
-		v, include, err := s.Input(ch.Row)
-		if err != nil {
+	keys, reads, err := a.prepare(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.name, err)
+	}
+	if len(keys) == 0 {
+		return a.finish(r)
+	}
+	r.detach() // the reads may suspend the record
+	return a.round(r, keys, reads)
+}
+
+// finish applies the record's change to its group, every entry it needs
+// read: it updates the accumulators, counts and trees, writes them and
+// emits the change of the group's row.
+func (a *Aggregate) finish(r *aggRec) error {
+	if err := a.loadRec(r); err != nil {
+		return fmt.Errorf("%s: %w", a.name, err)
+	}
+	var old types.Row
+	if r.n > 0 || (r.found && a.global()) {
+		var err error
+		if old, err = a.resultRec(r); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
-		if !include {
+	}
+	for i, s := range a.cfg.Aggs {
+		if !r.inc[i] {
 			continue
 		}
-		if retract {
-			err = a.accs[i].Retract(v)
-		} else {
-			err = a.accs[i].Add(v)
+		var err error
+		switch {
+		case a.modes[i] != modeInline:
+			if !r.vals[i].IsNull() {
+				err = a.applySplit(r, i)
+			}
+		case r.retract:
+			err = a.gaccs[i].Retract(r.vals[i])
+		default:
+			err = a.gaccs[i].Add(r.vals[i])
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", a.name, s.Call.Name, err)
 		}
 	}
-	if retract {
-		n--
-	} else {
-		n++
+	n := r.n + 1
+	if r.retract {
+		n = r.n - 1
 	}
-	if err := a.store(key, n); err != nil {
+	if err := a.storeRec(r, n); err != nil {
 		return err
 	}
-	return a.emit(ch.Row, old, n)
-}
-
-func (a *Aggregate) emit(in, old types.Row, n int64) error {
-	out := a.ctx.Output
 	if n <= 0 && !a.global() {
-		out.Emit(Change{Kind: Delete, Row: old})
+		a.ctx.Output.Emit(Change{Kind: Delete, Row: old})
 		return nil
 	}
-	cur, err := a.result(in)
+	cur, err := a.resultRec(r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
+	a.emit(old, cur)
+	return nil
+}
+
+// emit sends a group's change from old (nil: new group) to cur.
+func (a *Aggregate) emit(old, cur types.Row) {
+	out := a.ctx.Output
 	if old == nil {
 		out.Emit(Change{Kind: Insert, Row: cur})
-		return nil
+		return
 	}
 	if types.CompareRows(old, cur) == 0 && sameKinds(old, cur) {
-		return nil
+		return
 	}
 	out.Emit(Change{Kind: UpdateBefore, Row: old})
 	out.Emit(Change{Kind: UpdateAfter, Row: cur})
-	return nil
 }
 
 func sameKinds(a, b types.Row) bool {

@@ -39,13 +39,17 @@ func (a *Aggregate) ensureInit() error {
 	if found {
 		return nil // emitted before a checkpoint this job restored
 	}
-	if _, err := a.load(nil, false); err != nil {
+	r := &aggRec{}
+	if _, _, err := a.prepare(r); err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
-	if err := a.store(nil, 0); err != nil {
+	if err := a.loadRec(r); err != nil {
+		return fmt.Errorf("%s: %w", a.name, err)
+	}
+	if err := a.storeRec(r, 0); err != nil {
 		return err
 	}
-	row, err := a.result(nil)
+	row, err := a.resultRec(r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}

@@ -101,18 +101,30 @@ func chunkKey(dst, key []byte, side int, salt uint64) []byte {
 }
 
 // newSalt returns an unused salt of side whose chunk key lands in the join
-// key's key group, so restore at another parallelism moves the chunk with
-// its key. About MaxKeyGroups hashes, once per sealed chunk.
+// key's key group (saltInGroup), once per sealed chunk.
 func (s *equiState) newSalt(seed uint64, key []byte, side int) uint64 {
-	group := func(k []byte) int { return state.KeyGroup(state.Hash(seed, k), state.DefaultMaxKeyGroups) }
-	want := group(key)
 	var salt uint64
 	for _, c := range s.sides[side].chunks {
 		salt = max(salt, c.salt+1)
 	}
-	buf := make([]byte, 0, len(key)+16)
-	for ; ; salt++ {
-		if group(chunkKey(buf[:0], key, side, salt)) == want {
+	return saltInGroup(seed, key, salt, func(dst []byte, salt uint64) []byte { return chunkKey(dst, key, side, salt) })
+}
+
+// saltInGroup returns the first salt from `from` on whose salted key
+// (keyAt(dst, salt)) hashes into key's key group, so the entry stored
+// under it moves with key when a restore changes the parallelism. The
+// chunks of a join key and an aggregate's distinct counts and MIN/MAX
+// pages (agg_keys.go) use it. It assumes the job cuts its key space into
+// state.DefaultMaxKeyGroups (128) groups, as every SQL job does: a job
+// with another count would need its count here (a divisor of 128 still
+// works). About 128 hashes of the salted key per call.
+func saltInGroup(seed uint64, key []byte, from uint64, keyAt func(dst []byte, salt uint64) []byte) uint64 {
+	group := func(k []byte) int { return state.KeyGroup(state.Hash(seed, k), state.DefaultMaxKeyGroups) }
+	want := group(key)
+	buf := make([]byte, 0, len(key)+32)
+	for salt := from; ; salt++ {
+		buf = keyAt(buf[:0], salt)
+		if group(buf) == want {
 			return salt
 		}
 	}

@@ -138,7 +138,8 @@ func (b *body) done(r *engine.Record, lk state.Lookup, err error) {
 // into its key group) and runs cont with them: at once with blocking reads
 // on the synchronous path or when every key is hot, else it suspends the
 // record with one batched GetManyAsync and returns errSuspended; cont then
-// runs on the runner and its error finishes the record. cont must not
+// runs on the runner and its error finishes the record. cont may fetch
+// again (a chain of dependent reads, e.g. one per tree level); it must not
 // keep references to the apply call's key or value.
 func (k *keyed) fetch(keys [][]byte, cont func([]state.Lookup) error) error {
 	if k.cur == nil {
@@ -160,9 +161,14 @@ func (k *keyed) fetch(keys [][]byte, cont func([]state.Lookup) error) error {
 		if err != nil {
 			err = fmt.Errorf("%s: read state: %w", k.name, err)
 		} else {
+			prev := k.cur
+			k.cur = r
 			err = cont(lks)
+			k.cur = prev
 		}
-		r.Finish(err)
+		if err != errSuspended {
+			r.Finish(err)
+		}
 	})
 	return errSuspended
 }
