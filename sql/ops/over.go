@@ -41,7 +41,10 @@ type OverFrame struct {
 	// End is where the frame ends on the general path (OverGeneral): End
 	// rows after the current row (0: CURRENT ROW, with its peers in a
 	// RANGE frame), or the partition's last row when EndUnbounded. The
-	// watermark path only has frames ending at CURRENT ROW.
+	// watermark path only has frames ending at CURRENT ROW. On the general
+	// path a negative N starts the frame after the current row (`1
+	// FOLLOWING AND 3 FOLLOWING`) and a negative End ends it before (`3
+	// PRECEDING AND 1 PRECEDING`); such a frame may be empty.
 	End          int64
 	EndUnbounded bool
 }
@@ -69,7 +72,7 @@ func (c *OverCall) peers() bool {
 // valueFrame reports whether a general-path RANGE frame has an offset
 // bound (the frame found by the ORDER BY key's value, not its peers).
 func (f OverFrame) valueFrame() bool {
-	return f.Range && (!f.Unbounded && f.N > 0 || !f.EndUnbounded && f.End > 0)
+	return f.Range && (!f.Unbounded && f.N != 0 || !f.EndUnbounded && f.End != 0)
 }
 
 // OverConfig is an OVER aggregate over a watermarked, append-only input:

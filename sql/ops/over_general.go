@@ -238,6 +238,9 @@ func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, f
 func (o *OverGeneral) reach(x *ogView, p int) (lo, hi int, err error) {
 	n := x.len()
 	lo, hi = p, p
+	if o.cfg.Limit > 0 {
+		hi = n - 1 // rows move across the limit (capped to it by the caller)
+	}
 	for i := range o.cfg.Calls {
 		c := &o.cfg.Calls[i]
 		switch {

@@ -66,7 +66,7 @@ func (o *OverGeneral) frameOf(c *OverCall, v *ogView, j int) (s, e int, err erro
 	case f.Range:
 		s = v.peerStart(j)
 	default:
-		s = max(0, j-int(min(f.N, int64(n))))
+		s = min(n, max(0, j-int(clampOff(f.N, n))))
 	}
 	switch {
 	case f.EndUnbounded:
@@ -74,10 +74,14 @@ func (o *OverGeneral) frameOf(c *OverCall, v *ogView, j int) (s, e int, err erro
 	case f.Range:
 		e = v.peerEnd(j)
 	default:
-		e = min(n-1, j+int(min(f.End, int64(n))))
+		e = max(-1, min(n-1, j+int(clampOff(f.End, n))))
 	}
 	return s, e, nil
 }
+
+// clampOff bounds a frame offset to [-n, n], so position arithmetic
+// cannot overflow.
+func clampOff(off int64, n int) int64 { return max(-int64(n), min(off, int64(n))) }
 
 // lag fills column col with LAG(arg, offset, default), or LEAD's.
 func (o *OverGeneral) lag(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
@@ -116,6 +120,10 @@ func (o *OverGeneral) frameValue(c *OverCall, v *ogView, lo int, outs []types.Ro
 		if err != nil {
 			return err
 		}
+		if s > e {
+			outs[k][col] = types.NullValue // an empty frame
+			continue
+		}
 		at := s
 		if c.Func == OverLastValue {
 			at = e
@@ -133,7 +141,8 @@ func (o *OverGeneral) frameValue(c *OverCall, v *ogView, lo int, outs []types.Ro
 
 // frameAgg fills column col with the aggregate over each row's frame: one
 // accumulator slides along (frames start and end at non-decreasing
-// positions), adding the rows that enter and retracting those that leave.
+// positions), adding the rows that enter and retracting those that leave;
+// an empty frame (start past end) yields the empty aggregate.
 func (o *OverGeneral) frameAgg(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
 	acc := c.Agg.NewAccumulator()
 	step := func(j int, add bool) error {
@@ -156,8 +165,10 @@ func (o *OverGeneral) frameAgg(c *OverCall, v *ogView, lo int, outs []types.Row,
 		if err != nil {
 			return err
 		}
-		if k == 0 {
-			cs, ce = s, s
+		if k == 0 || s >= ce {
+			// the first frame, or one past the accumulated rows (frames
+			// that start after the current row may skip rows)
+			acc, cs, ce = c.Agg.NewAccumulator(), s, s
 		}
 		for ; ce <= e; ce++ {
 			if err := step(ce, true); err != nil {

@@ -60,21 +60,19 @@ func search(lo, hi int, f func(int) (bool, error)) (int, error) {
 	return i, err
 }
 
-// plusSat and minusSat add and subtract a non-negative offset without
-// wrapping around.
+// plusSat and minusSat add and subtract a frame offset (|b| <
+// MaxInt64) without wrapping around.
 func plusSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
 		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
 	}
 	return a + b
 }
 
-func minusSat(a, b int64) int64 {
-	if a < math.MinInt64+b {
-		return math.MinInt64
-	}
-	return a - b
-}
+func minusSat(a, b int64) int64 { return plusSat(a, -b) }
 
 // valueFrameOf returns the first and last positions of j's value frame.
 func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err error) {
@@ -119,7 +117,7 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 		return x > plusSat(cur, c.Frame.End)
 	}
 	if !c.Frame.Unbounded {
-		s, err = search(nb, j, func(i int) (bool, error) {
+		s, err = search(nb, ne, func(i int) (bool, error) {
 			x, _, err := o.keyAt(v, i)
 			return !before(x), err
 		})
@@ -128,7 +126,7 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 		}
 	}
 	if !c.Frame.EndUnbounded {
-		end, err := search(j, ne, func(i int) (bool, error) {
+		end, err := search(nb, ne, func(i int) (bool, error) {
 			x, _, err := o.keyAt(v, i)
 			return after(x), err
 		})
@@ -143,17 +141,18 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 // valueReach returns the positions of x whose value frame under c holds
 // position p: frames' starts and ends never decrease, so they are the
 // rows from the first whose frame ends at or after p to the last whose
-// frame starts at or before p.
+// frame starts at or before p (the caller adds p itself, whose frame may
+// leave it out).
 func (o *OverGeneral) valueReach(c *OverCall, x *ogView, p int) (lo, hi int, err error) {
 	n := x.len()
-	lo, err = search(0, p, func(j int) (bool, error) {
+	lo, err = search(0, n, func(j int) (bool, error) {
 		_, e, err := o.frameOf(c, x, j)
 		return e >= p, err
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	end, err := search(p+1, n, func(j int) (bool, error) {
+	end, err := search(0, n, func(j int) (bool, error) {
 		s, _, err := o.frameOf(c, x, j)
 		return s > p, err
 	})

@@ -274,23 +274,41 @@ func ogRefValue(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []types.Ro
 		return eval(c.Arg, ps[at])
 	}
 	s, e := 0, len(ps)-1
-	if c.Frame.valueFrame() {
+	switch {
+	case c.Frame.valueFrame():
 		s, e = ogRefValueFrame(t, cfg, c, ps, j)
-	} else if !c.Frame.Unbounded {
-		for s = j; s > 0 && (c.Frame.Range && peer(s-1, j) || !c.Frame.Range && int64(j-s) < c.Frame.N); s-- {
+	case c.Frame.Range:
+		if !c.Frame.Unbounded {
+			for s = j; s > 0 && peer(s-1, j); s-- {
+			}
+		}
+		if !c.Frame.EndUnbounded {
+			for e = j; e < len(ps)-1 && peer(e+1, j); e++ {
+			}
+		}
+	default: // ROWS, offsets signed: the frame is [j-N, j+End] within the partition
+		if !c.Frame.Unbounded {
+			s = max(0, j-int(c.Frame.N))
+		}
+		if !c.Frame.EndUnbounded {
+			e = min(len(ps)-1, j+int(c.Frame.End))
 		}
 	}
-	if !c.Frame.EndUnbounded && !c.Frame.valueFrame() {
-		for e = j; e < len(ps)-1 && (c.Frame.Range && peer(e+1, j) || !c.Frame.Range && int64(e-j) < c.Frame.End); e++ {
-		}
-	}
+	empty := s > e
 	switch c.Func {
-	case OverFirstValue:
-		return eval(c.Arg, ps[s])
-	case OverLastValue:
+	case OverFirstValue, OverLastValue:
+		if empty {
+			return types.NullValue
+		}
+		if c.Func == OverFirstValue {
+			return eval(c.Arg, ps[s])
+		}
 		return eval(c.Arg, ps[e])
 	}
 	acc := c.Agg.NewAccumulator()
+	if empty {
+		return acc.Result()
+	}
 	for _, r := range ps[s : e+1] {
 		if v, include, err := c.Agg.Input(r); err != nil {
 			t.Fatal(err)
@@ -304,9 +322,10 @@ func ogRefValue(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []types.Ro
 }
 
 // ogRefValueFrame finds j's value frame by scanning every row: those
-// whose key lies within the offsets of j's (j's NULL peers for a NULL key;
-// never a NULL key for a non-NULL one), from the partition's ends when
-// unbounded.
+// whose key lies within the offsets of j's, from the partition's ends when
+// unbounded. As in PostgreSQL a NULL key sorts as an infinity (within a
+// non-NULL row's frame only through an unbounded side) and a NULL row's
+// offsets reach its NULL peers.
 func ogRefValueFrame(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []types.Row, j int) (s, e int) {
 	key := func(i int) types.Value {
 		v, err := cfg.Order[0].Expr.Eval(ps[i])
@@ -318,8 +337,14 @@ func ogRefValueFrame(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []typ
 	cur := key(j)
 	in := func(i int) bool {
 		x := key(i)
-		if cur.IsNull() || x.IsNull() {
-			return cur.IsNull() && x.IsNull()
+		switch {
+		case cur.IsNull():
+			return x.IsNull() || c.Frame.Unbounded && i < j || c.Frame.EndUnbounded && i > j
+		case x.IsNull(): // a NULL sorts as -inf (NULLS FIRST) or +inf
+			if cfg.Order[0].NullsFirst {
+				return c.Frame.Unbounded
+			}
+			return c.Frame.EndUnbounded
 		}
 		d := x.Int() - cur.Int() // how far after cur in the window's order
 		if cfg.Order[0].Desc {
@@ -327,13 +352,10 @@ func ogRefValueFrame(t *testing.T, cfg *OverGeneralConfig, c *OverCall, ps []typ
 		}
 		return (c.Frame.Unbounded || d >= -c.Frame.N) && (c.Frame.EndUnbounded || d <= c.Frame.End)
 	}
-	s, e = -1, -1
+	s, e = len(ps), -1 // empty unless a row is in
 	for i := range ps {
 		if in(i) {
-			if s < 0 {
-				s = i
-			}
-			e = i
+			s, e = min(s, i), i
 		}
 	}
 	if c.Frame.Unbounded {

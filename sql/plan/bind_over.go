@@ -289,9 +289,12 @@ func overLag(c *expr.Compiler, call *ast.FuncCall, argErr error) (ops.OverCall, 
 }
 
 // overFrame checks a frame: it starts UNBOUNDED PRECEDING, n (or
-// INTERVAL) PRECEDING or at CURRENT ROW and ends at CURRENT ROW, n
-// FOLLOWING or UNBOUNDED FOLLOWING (the last two only on the general
-// path); no frame is RANGE UNBOUNDED PRECEDING to CURRENT ROW.
+// INTERVAL) PRECEDING, at CURRENT ROW or n FOLLOWING and ends at m
+// PRECEDING, CURRENT ROW, m FOLLOWING or UNBOUNDED FOLLOWING, never before
+// it starts in kind (a frame starting after the current row ends after
+// it, one ending before it starts before it, as PostgreSQL requires); all
+// but the frames from before up to CURRENT ROW need the general path. No
+// frame is RANGE UNBOUNDED PRECEDING to CURRENT ROW.
 func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
 	if f == nil {
 		return ops.OverFrame{Range: true, Unbounded: true}, nil
@@ -302,21 +305,32 @@ func overFrame(at ast.Pos, f *ast.Frame) (ops.OverFrame, error) {
 	case ast.CurrentRow:
 	case ast.UnboundedFollowing:
 		fr.EndUnbounded = true
-	case ast.Following:
+	case ast.Following, ast.Preceding:
 		if fr.End, err = frameOffset(f.Rows, f.End.Offset); err != nil {
 			return fr, err
 		}
+		if f.End.Kind == ast.Preceding {
+			fr.End = -fr.End
+			if f.Start.Kind != ast.UnboundedPreceding && f.Start.Kind != ast.Preceding {
+				return fr, errorf(at, "an OVER frame ending before the current row must start before it")
+			}
+		}
 	default:
-		return fr, errorf(at, "OVER frames must end at or after the current row")
+		return fr, errorf(at, "OVER frames cannot end at UNBOUNDED PRECEDING")
 	}
 	switch f.Start.Kind {
 	case ast.UnboundedPreceding:
 		fr.Unbounded = true
 	case ast.CurrentRow:
-	case ast.Preceding:
-		fr.N, err = frameOffset(f.Rows, f.Start.Offset)
+	case ast.Preceding, ast.Following:
+		if fr.N, err = frameOffset(f.Rows, f.Start.Offset); err == nil && f.Start.Kind == ast.Following {
+			fr.N = -fr.N
+			if f.End.Kind != ast.Following && f.End.Kind != ast.UnboundedFollowing {
+				err = errorf(at, "an OVER frame starting after the current row must end after it")
+			}
+		}
 	default:
-		err = errorf(at, "OVER frames must start at or before the current row")
+		err = errorf(at, "OVER frames cannot start at UNBOUNDED FOLLOWING")
 	}
 	return fr, err
 }

@@ -49,10 +49,12 @@ func watermarkOrder(w *ast.WindowSpec, n *Node) bool {
 }
 
 // needsGeneral reports whether a call reads rows after the current one (a
-// frame ending after it, LEAD), which only the general path computes.
+// frame ending after it, LEAD) or has a frame that leaves the current row
+// out, which only the general path computes.
 func needsGeneral(calls []*ast.FuncCall) bool {
 	for _, c := range calls {
-		if f := c.Over.Frame; f != nil && (f.End.Kind == ast.Following || f.End.Kind == ast.UnboundedFollowing) {
+		if f := c.Over.Frame; f != nil && (f.End.Kind == ast.Following || f.End.Kind == ast.UnboundedFollowing ||
+			f.End.Kind == ast.Preceding || f.Start.Kind == ast.Following) {
 			return true
 		}
 		if strings.EqualFold(c.Name, "LEAD") {

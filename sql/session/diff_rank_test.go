@@ -14,7 +14,8 @@ const groupedT = `(SELECT g, k, SUM(w) AS s, COUNT(*) AS c FROM tn GROUP BY g, k
 
 // rankQueries run unchanged on clink and SQLite over topnData: RANK,
 // DENSE_RANK and their top-N forms (ties kept), OVER after GROUP BY,
-// LEAD and RANGE frames with integer offsets, on the general path. NULL
+// LEAD, RANGE frames with integer offsets and frames that leave the
+// current row out, on the general path. NULL
 // order keys say NULLS FIRST / LAST (SQLite's default differs).
 var rankQueries = []string{
 	`SELECT k, id, RANK() OVER (PARTITION BY k ORDER BY w), DENSE_RANK() OVER (PARTITION BY k ORDER BY w) FROM tn`,
@@ -41,6 +42,14 @@ var rankQueries = []string{
 	`SELECT k, id, SUM(w) OVER (PARTITION BY k ORDER BY v DESC NULLS FIRST RANGE BETWEEN 7 PRECEDING AND 2 FOLLOWING),
 	   MIN(id) OVER (PARTITION BY k ORDER BY v DESC NULLS FIRST RANGE BETWEEN UNBOUNDED PRECEDING AND 6 FOLLOWING) FROM tn`,
 	`SELECT g, k, s, SUM(c) OVER (PARTITION BY g ORDER BY s RANGE BETWEEN 3 PRECEDING AND 3 FOLLOWING) FROM ` + groupedT,
+	// frames starting after the current row or ending before it (maybe empty)
+	`SELECT k, id, SUM(v) OVER (PARTITION BY k ORDER BY id ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING),
+	   COUNT(v) OVER (PARTITION BY k ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+	   FIRST_VALUE(v) OVER (PARTITION BY k ORDER BY id ROWS BETWEEN 2 FOLLOWING AND UNBOUNDED FOLLOWING),
+	   MAX(w) OVER (PARTITION BY k ORDER BY id ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) FROM tn`,
+	`SELECT k, id, SUM(id) OVER (PARTITION BY k ORDER BY v NULLS FIRST RANGE BETWEEN 2 FOLLOWING AND 5 FOLLOWING),
+	   COUNT(*) OVER (PARTITION BY k ORDER BY v NULLS FIRST RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+	   COUNT(*) OVER (PARTITION BY k ORDER BY v NULLS FIRST RANGE BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) FROM tn`,
 }
 
 // TestDifferentialRank runs rankQueries sync and async at parallelism 1
