@@ -42,6 +42,7 @@ type Aggregate struct {
 	gaccs  []expr.Accumulator
 	gzeros [][]byte
 	salts  map[string]uint64 // distinct count keys' salts (agg_keys.go)
+	nodes  treePool          // MIN/MAX tree nodes (agg_tree.go)
 	// inited: a global aggregate's initial row was handled (agg_global.go).
 	inited bool
 }
@@ -297,6 +298,11 @@ func (a *Aggregate) finish(r *aggRec) error {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
 	a.emit(old, cur)
+	for _, t := range r.trees {
+		if t != nil {
+			a.nodes.put(t)
+		}
+	}
 	return nil
 }
 

@@ -119,7 +119,7 @@ func (a *Aggregate) prepare(r *aggRec) ([][]byte, []aggRead, error) {
 			r.dkeys[i] = a.distinctKey(r.key, i, r.vals[i])
 			keys, reads = append(keys, r.dkeys[i]), append(reads, aggRead{agg: i})
 		case modeTree:
-			t, err := decodeTree(r.part(i), s.Kind == expr.AggMax)
+			t, err := decodeTree(r.part(i), s.Kind == expr.AggMax, &a.nodes)
 			if err != nil {
 				return nil, nil, err
 			}

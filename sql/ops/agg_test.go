@@ -9,21 +9,29 @@ import (
 	"clink/sql/ast"
 	"clink/sql/expr"
 	"clink/sql/parser"
+	"clink/sql/types"
 )
 
-// newAgg builds an aggregate over (k, v) rows: group by groupBy (a column
-// list, "" for a global aggregate), computing aggs (SQL calls).
-func newAgg(t *testing.T, groupBy string, aggs ...string) *Aggregate {
+// newAgg builds an aggregate over (k, v) BIGINT rows: group by groupBy (a
+// column list, "" for a global aggregate), computing aggs (SQL calls).
+func newAgg(t testing.TB, groupBy string, aggs ...string) *Aggregate {
 	t.Helper()
-	cols := []string{"t.k", "t.v"}
 	cfg := AggregateConfig{Name: "agg", HashSeed: 9}
+	sc := expr.NewSchema(expr.Column{Table: "t", Name: "k", Type: types.BigInt},
+		expr.Column{Table: "t", Name: "v", Type: types.BigInt})
 	if groupBy != "" {
 		for _, g := range strings.Split(groupBy, ",") {
-			cfg.GroupBy = append(cfg.GroupBy, compile(t, g, cols...))
+			e, err := parser.ParseExpr(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := expr.Compile(e, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.GroupBy = append(cfg.GroupBy, c)
 		}
 	}
-	sc := expr.NewSchema(expr.Column{Table: "t", Name: "k", Type: compile(t, "k", cols...).Type()},
-		expr.Column{Table: "t", Name: "v", Type: compile(t, "v", cols...).Type()})
 	for _, a := range aggs {
 		e, err := parser.ParseExpr(a)
 		if err != nil {

@@ -113,20 +113,42 @@ func appendNode(b []byte, n *treeNode) []byte {
 	return b
 }
 
-func readNode(b []byte) (*treeNode, error) {
+// treePool recycles the nodes of finished records' trees: decoding pages
+// is most of a tree's cost, and most of that was allocation.
+type treePool struct{ free []*treeNode }
+
+func (p *treePool) get(leaf bool) *treeNode {
+	if len(p.free) == 0 {
+		return &treeNode{leaf: leaf}
+	}
+	n := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	*n = treeNode{leaf: leaf, vals: n.vals[:0], kids: n.kids[:0]}
+	return n
+}
+
+// put recycles a finished tree's path; nothing may reference it after.
+// The recycled slices keep their old values until overwritten: at most a
+// few pages' worth per operator.
+func (p *treePool) put(t *valueTree) {
+	p.free = append(p.free, t.path...)
+	t.path = nil
+}
+
+func readNode(b []byte, pool *treePool) (*treeNode, error) {
 	if len(b) == 0 || b[0] > 1 {
 		return nil, errAggState
 	}
-	n := &treeNode{leaf: b[0] == 0}
+	n := pool.get(b[0] == 0)
 	c, k := binary.Uvarint(b[1:])
 	if k <= 0 || c > uint64(len(b)) {
 		return nil, errAggState
 	}
 	b = b[1+k:]
 	if n.leaf {
-		n.vals = make([]treeVal, 0, c+1)
+		n.vals = slices.Grow(n.vals, int(c)+1)
 	} else {
-		n.kids = make([]treeRef, 0, c+1)
+		n.kids = slices.Grow(n.kids, int(c)+1)
 	}
 	var err error
 	for range c {
@@ -168,6 +190,7 @@ type treeWrite struct {
 // valueTree is one record's view of one MIN/MAX tree: the root decoded
 // from the group entry and the pages read on the way to its value.
 type valueTree struct {
+	pool *treePool
 	max  bool
 	next uint64 // the next salt to try for a new page
 	path []*treeNode
@@ -181,17 +204,17 @@ type valueTree struct {
 }
 
 // decodeTree reads a root from the group entry (nil: an empty tree).
-func decodeTree(b []byte, isMax bool) (*valueTree, error) {
-	t := &valueTree{max: isMax}
+func decodeTree(b []byte, isMax bool, pool *treePool) (*valueTree, error) {
+	t := &valueTree{max: isMax, pool: pool}
 	if b == nil {
-		t.path = []*treeNode{{leaf: true}}
+		t.path = []*treeNode{pool.get(true)}
 		return t, nil
 	}
 	next, k := binary.Uvarint(b)
 	if k <= 0 {
 		return nil, errAggState
 	}
-	root, err := readNode(b[k:])
+	root, err := readNode(b[k:], pool)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +276,7 @@ func (t *valueTree) visit(val []byte, found bool) error {
 	if !found {
 		return fmt.Errorf("%w: MIN/MAX page %d missing", errAggState, salt)
 	}
-	n, err := readNode(val)
+	n, err := readNode(val, t.pool)
 	if err != nil {
 		return err
 	}
@@ -333,17 +356,17 @@ func (t *valueTree) fixRoot(alloc func(t *valueTree) uint64) {
 		top := t.path[1]
 		switch {
 		case !top.leaf && len(top.kids) == 1:
-			root.kids = top.kids
+			root.kids = append(root.kids[:0], top.kids...)
 			t.writes = append(t.writes, treeWrite{salt: top.salt})
 		case top.leaf && len(top.vals) <= treeHeadMax/2:
-			*root = treeNode{leaf: true, vals: top.vals}
+			*root = treeNode{leaf: true, vals: slices.Clone(top.vals)}
 			t.writes = append(t.writes, treeWrite{salt: top.salt})
 		}
 	}
 }
 
 func (t *valueTree) write(n *treeNode) {
-	t.writes = append(t.writes, treeWrite{salt: n.salt, val: appendNode(nil, n)})
+	t.writes = append(t.writes, treeWrite{salt: n.salt, val: appendNode(make([]byte, 0, 8+24*n.size()), n)})
 }
 
 func sameRef(a, b treeRef) bool {
