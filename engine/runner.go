@@ -59,10 +59,11 @@ type Runner[T any] struct {
 // having changed nothing, and the record takes the async path.
 //
 // A record processed inline is what a hot hit on the async path already is
-// (it finishes inside its submission, is never counted in an epoch and
-// never enters the gate), minus the body, the pooled record and the
-// controller's bookkeeping. Errors and panics fail the subtask as a body's
-// would.
+// (it finishes inside its submission in the open epoch, is never counted in
+// an epoch and never enters the gate), minus the body, the pooled record
+// and the controller's bookkeeping. There is no Record: an operator whose
+// output depends on the record's epoch must not implement it. Errors and
+// panics fail the subtask as a body's would.
 type HotProcessor[T any] interface {
 	ProcessHot(input int, rec T) (bool, error)
 }
