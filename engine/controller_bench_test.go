@@ -9,6 +9,7 @@ import (
 
 	"clink/engine/async"
 	"clink/engine/event"
+	"clink/state"
 )
 
 const benchKeys = 4096
@@ -169,4 +170,61 @@ func BenchmarkEventsWithoutListener(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(busTime)/float64(quietTime), "bus/no-bus")
+}
+
+// noHotOp hides hotOp's inline hit path: every record goes through the
+// controller.
+type noHotOp struct{ *hotOp }
+
+func (o noHotOp) ProcessAsync(in int, r hotRec) Body    { return o.hotOp.ProcessAsync(in, r) }
+func (o noHotOp) KeyHash(in int, r hotRec) uint64       { return o.hotOp.KeyHash(in, r) }
+func (o noHotOp) SupportsAsync() bool                   { return true }
+func (o noHotOp) ExternalAsync() bool                   { return true }
+func (o noHotOp) Open(c *OperatorContext[hotRec]) error { return o.hotOp.Open(c) }
+
+// BenchmarkRunnerInlineHit: all-hit records through Runner.Offer with the
+// operator's inline hit path (HotProcessor) vs through the controller, in
+// alternating blocks of 256 records, and the synchronous path as the
+// reference. Reports both paths' ns/record over the synchronous one.
+func BenchmarkRunnerInlineHit(b *testing.B) {
+	mk := func(op Operator[hotRec], kv *fakeKV, sync bool) *Runner[hotRec] {
+		be, err := state.NewMemoryBackend(state.Options{Name: "hot"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { be.Close() })
+		r, err := NewRunner[hotRec](op, nopHotOut{}, RunnerConfig{Name: "hot", Backend: be, ForceSync: sync})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := uint64(0); k < benchKeys; k++ {
+			kv.hot[k] = 0
+		}
+		return r
+	}
+	ops := [3]*hotOp{}
+	var runners [3]*Runner[hotRec]
+	for i := range ops {
+		ops[i] = &hotOp{kv: newFakeKV(nil), quiet: true}
+	}
+	runners[0] = mk(ops[0], ops[0].kv, false)          // inline hit path
+	runners[1] = mk(noHotOp{ops[1]}, ops[1].kv, false) // through the controller
+	runners[2] = mk(ops[2], ops[2].kv, true)           // synchronous
+	var took [3]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for s, r := range runners {
+			start := time.Now()
+			for k := uint64(0); k < 256; k++ {
+				if _, err := r.Offer(Element[hotRec]{Data: hotRec{key: (k * 7919) % benchKeys}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			took[s] += time.Since(start)
+		}
+	}
+	n := float64(b.N * 256)
+	b.ReportMetric(float64(took[0])/n, "inline-ns/record")
+	b.ReportMetric(float64(took[1])/n, "controller-ns/record")
+	b.ReportMetric(float64(took[2])/n, "sync-ns/record")
 }

@@ -63,10 +63,10 @@ func (o *hotOp) ProcessHot(_ int, r hotRec) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	switch r.key {
-	case o.panicKey:
+	switch {
+	case o.panicKey != 0 && r.key == o.panicKey:
 		panic("hot path panic")
-	case o.failKey:
+	case o.failKey != 0 && r.key == o.failKey:
 		return true, errors.New("hot path failure")
 	}
 	o.inline++
