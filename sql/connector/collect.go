@@ -29,6 +29,10 @@ type Collector struct {
 	// Discard keeps neither the changelog nor the table, only their count
 	// (file sinks: memory stays bounded); set it before the first change.
 	Discard bool
+	// Durable puts the table in the job's checkpoints (a durable state
+	// URI), so another process resumes the whole result; in process, a
+	// restore rewinds with Truncate instead.
+	Durable bool
 	dropped int
 }
 
@@ -170,11 +174,12 @@ func (c *Collector) Table() []types.Row {
 
 // SnapshotSink records the table's buckets changed since the previous
 // checkpoint, so a restarted process resumes the whole result (--final
-// after --restore). File sinks (Discard) keep no table and record nothing.
+// after --restore). File sinks (Discard) keep no table and record nothing,
+// nor does a sink that is not Durable.
 func (c *Collector) SnapshotSink(id state.CheckpointID) []engine.SinkEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.Discard {
+	if c.Discard || !c.Durable {
 		return nil
 	}
 	return c.table.snapshot(id)
@@ -193,7 +198,7 @@ func (c *Collector) SinkCheckpointDone(id state.CheckpointID, err error) {
 func (c *Collector) RestoreSink(read func(keys [][]byte) ([][]byte, error)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.Discard || len(c.changes) > 0 || c.dropped > 0 || c.table.base != nil {
+	if c.Discard || !c.Durable || len(c.changes) > 0 || c.dropped > 0 || c.table.base != nil {
 		return nil
 	}
 	if err := c.table.restore(read); err != nil {

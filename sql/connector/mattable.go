@@ -12,8 +12,9 @@ import (
 )
 
 // tableBuckets is how many state keys a print sink's table is spread over:
-// a checkpoint rewrites only the buckets that changed since the previous one.
-const tableBuckets = 256
+// a checkpoint rewrites only the buckets that changed since the previous
+// one, and a restore reads them all by key in one batch.
+const tableBuckets = 1024
 
 // matTable is a sink's materialised result: each distinct row with its
 // multiplicity and first appearance, bucketed by a stable hash of the row's
@@ -99,7 +100,7 @@ func (t *matTable) rows() []types.Row {
 	return out
 }
 
-func bucketKey(b int) []byte { return []byte{'t', byte(b)} }
+func bucketKey(b int) []byte { return []byte{'t', byte(b >> 8), byte(b)} }
 
 // snapshot encodes the dirty buckets as sink entries and remembers them
 // under id, so a failed checkpoint can mark them dirty again.

@@ -39,6 +39,12 @@ func change(kind ops.Kind, vals ...int64) ops.Change {
 	return ops.Change{Kind: kind, Row: row}
 }
 
+func durableCollector() *Collector {
+	c := NewCollector()
+	c.Durable = true
+	return c
+}
+
 func TestCollectorTableSurvivesRestore(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -55,7 +61,7 @@ func TestCollectorTableSurvivesRestore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store, c := sinkStore{}, NewCollector()
+			store, c := sinkStore{}, durableCollector()
 			for _, ch := range tt.before {
 				c.Emit(ch)
 			}
@@ -75,7 +81,7 @@ func TestCollectorTableSurvivesRestore(t *testing.T) {
 			}
 			store.apply(es)
 
-			fresh := NewCollector()
+			fresh := durableCollector()
 			if err := fresh.RestoreSink(store.read); err != nil {
 				t.Fatal(err)
 			}
@@ -94,11 +100,11 @@ func TestCollectorTableSurvivesRestore(t *testing.T) {
 
 func TestCollectorRestoreSkipsUsedAndDiscarding(t *testing.T) {
 	store := sinkStore{}
-	src := NewCollector()
+	src := durableCollector()
 	src.Emit(change(ops.Insert, 1))
 	store.apply(src.SnapshotSink(1))
 
-	used := NewCollector()
+	used := durableCollector()
 	used.Emit(change(ops.Insert, 7))
 	if err := used.RestoreSink(store.read); err != nil {
 		t.Fatal(err)
@@ -106,17 +112,22 @@ func TestCollectorRestoreSkipsUsedAndDiscarding(t *testing.T) {
 	if got := fmt.Sprint(used.Table()); got != fmt.Sprint([]types.Row{{types.NewBigInt(7)}}) {
 		t.Fatalf("a collector with changes took a restore: %s", got)
 	}
-	file := NewCollector()
+	file := durableCollector()
 	file.Discard = true
 	file.Emit(change(ops.Insert, 1))
 	if es := file.SnapshotSink(1); es != nil {
 		t.Fatalf("a discarding collector wrote %d entries", len(es))
 	}
+	mem := NewCollector() // not Durable: in-process restores use Truncate
+	mem.Emit(change(ops.Insert, 1))
+	if es := mem.SnapshotSink(1); es != nil {
+		t.Fatalf("a collector on a non-durable URI wrote %d entries", len(es))
+	}
 }
 
 func TestCollectorRestoreCorrupt(t *testing.T) {
 	store := sinkStore{string(bucketKey(3)): {0xff}}
-	err := NewCollector().RestoreSink(store.read)
+	err := durableCollector().RestoreSink(store.read)
 	if err == nil {
 		t.Fatal("a corrupt bucket restored without an error")
 	}

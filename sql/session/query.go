@@ -113,6 +113,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	}
 	uri := s.cfg.StateURI
 	if Durable(uri) {
+		h.sink.Durable = true
 		h.name = s.queryName(q)
 		rc, err := s.chooseRun(ctx, h.name, o.resume)
 		if err != nil {
