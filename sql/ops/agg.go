@@ -45,6 +45,9 @@ type Aggregate struct {
 	nodes  treePool          // MIN/MAX tree nodes (agg_tree.go)
 	// inited: a global aggregate's initial row was handled (agg_global.go).
 	inited bool
+	// split: some aggregate keeps entries of its own (modeDistinct or
+	// modeTree), so a record may need second reads: no inline hit path.
+	split bool
 }
 
 // NewAggregate returns an aggregate operator.
@@ -69,6 +72,7 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	a.accs, a.zeros = make([]expr.Accumulator, n), make([][]byte, n)
 	a.modes, a.gaccs, a.gzeros = make([]aggMode, n), make([]expr.Accumulator, n), make([][]byte, n)
 	a.salts = map[string]uint64{}
+	a.split = false
 	for i, s := range a.cfg.Aggs {
 		extreme := s.Kind == expr.AggMin || s.Kind == expr.AggMax
 		a.accs[i] = s.NewAccumulator()
@@ -87,6 +91,7 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 		default:
 			a.gaccs[i] = a.accs[i]
 		}
+		a.split = a.split || a.modes[i] != modeInline
 		var err error
 		if a.zeros[i], err = a.accs[i].MarshalBinary(); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
@@ -104,6 +109,22 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 func (a *Aggregate) Process(input int, ch Change) error {
 	a.inited = true // a first record emits its own +I
 	return a.process(input, ch)
+}
+
+// ProcessHot is the inline hit path (engine.HotProcessor): when no
+// aggregate keeps entries of its own (DISTINCT counts, MIN/MAX trees) the
+// group entry is the record's only read, and a hot one makes it the
+// synchronous path; otherwise, or on a miss, it changes nothing and
+// reports false.
+func (a *Aggregate) ProcessHot(input int, ch Change) (bool, error) {
+	if a.split {
+		return false, nil
+	}
+	done, err := a.processHot(input, ch)
+	if done {
+		a.inited = true // a first record emits its own +I
+	}
+	return done, err
 }
 
 // OnWatermark fires nothing (results are emitted per record) but emits a

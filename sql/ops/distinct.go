@@ -34,6 +34,12 @@ func (d *Distinct) Open(ctx *engine.OperatorContext[Change]) error {
 // Process is the synchronous path.
 func (d *Distinct) Process(input int, ch Change) error { return d.process(input, ch) }
 
+// ProcessHot is the inline hit path (engine.HotProcessor): the row's
+// entry is its only read, so a hot one makes it the synchronous path.
+func (d *Distinct) ProcessHot(input int, ch Change) (bool, error) {
+	return d.processHot(input, ch)
+}
+
 // OnWatermark has nothing to fire.
 func (d *Distinct) OnWatermark(int64) error { return nil }
 

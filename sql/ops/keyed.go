@@ -29,7 +29,18 @@ type keyed struct {
 	// cur is the record whose apply runs now on the async path (nil on the
 	// synchronous one): fetch suspends it.
 	cur *engine.Record
+	// hot peeks the hot tier for the inline hit path (nil when the path is
+	// synchronous or the backend cannot peek); inline is set while apply
+	// runs on it. hotHits and hotMisses count processHot's outcomes.
+	hot                state.HotReader
+	inline             bool
+	hotHits, hotMisses int64
 }
+
+// errNotHot tells processHot that apply asked fetch for a second read on
+// the inline hit path, before changing anything: the record takes the
+// async path instead.
+var errNotHot = errors.New("second read on the inline hit path")
 
 // errSuspended tells body.done that apply suspended its record on a
 // second read (fetch) whose continuation finishes the record.
@@ -37,9 +48,10 @@ var errSuspended = errors.New("suspended")
 
 func (k *keyed) open(ctx *engine.OperatorContext[Change]) {
 	k.ctx = ctx
-	k.async = nil
+	k.async, k.hot = nil, nil
 	if ab, ok := ctx.Backend.(state.AsyncBackend); ok && ab.SupportsAsyncGet() {
 		k.async = ab
+		k.hot, _ = ctx.Backend.(state.HotReader)
 	}
 }
 
@@ -69,6 +81,38 @@ func (k *keyed) process(input int, ch Change) error {
 		return fmt.Errorf("%s: read state: %w", k.name, err)
 	}
 	return k.apply(input, ch, key, null, val, found)
+}
+
+// processHot is the inline hit path (engine.HotProcessor) for operators
+// whose apply needs no read but its key's entry, or that fetch only before
+// changing anything: when the key's entry is hot it runs apply exactly as
+// process does and reports true; otherwise (a miss, a key that does not
+// encode, or a fetch) it reports false having changed nothing. It is not
+// the exported ProcessHot, which each operator opts into, because keyed is
+// embedded in operators whose apply may not be safe inline.
+func (k *keyed) processHot(input int, ch Change) (bool, error) {
+	if k.hot == nil {
+		return false, nil
+	}
+	key, null, err := k.keys[input].Append(k.scratch[:0], ch.Row)
+	k.scratch = key
+	if err != nil {
+		return false, nil // the async path reports it
+	}
+	lk, ok := k.hot.GetHot(k.ctx.OpID, key)
+	if !ok {
+		k.hotMisses++
+		return false, nil
+	}
+	k.inline = true
+	err = k.apply(input, ch, key, null, lk.Value, lk.Found)
+	k.inline = false
+	if err == errNotHot {
+		k.hotMisses++
+		return false, nil
+	}
+	k.hotHits++
+	return true, err
 }
 
 // ProcessAsync returns the record's body, reusing a pooled one.
@@ -140,8 +184,12 @@ func (b *body) done(r *engine.Record, lk state.Lookup, err error) {
 // record with one batched GetManyAsync and returns errSuspended; cont then
 // runs on the runner and its error finishes the record. cont may fetch
 // again (a chain of dependent reads, e.g. one per tree level); it must not
-// keep references to the apply call's key or value.
+// keep references to the apply call's key or value. On the inline hit
+// path it returns errNotHot: apply must not have changed anything yet.
 func (k *keyed) fetch(keys [][]byte, cont func([]state.Lookup) error) error {
+	if k.inline {
+		return errNotHot
+	}
 	if k.cur == nil {
 		lks := make([]state.Lookup, len(keys))
 		for i, key := range keys {
