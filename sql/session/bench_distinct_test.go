@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -13,24 +12,9 @@ import (
 // parallelism 1 and returns the elapsed time.
 func distinctRun(b *testing.B, n int, q string) time.Duration {
 	b.Helper()
-	s, err := session.New(session.Config{StateURI: "memory://", Parallelism: 1, HashSeed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := s.Exec(ctx, fmt.Sprintf(benchDDL, n, n)); err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	h, err := s.Query(ctx, q)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Wait(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return time.Since(start)
+	d, h := timedRun(b, session.Config{StateURI: "memory://", Parallelism: 1, HashSeed: 1}, n, q)
+	h.Close()
+	return d
 }
 
 // benchPerRecord reports q's cost per input event at two input sizes and

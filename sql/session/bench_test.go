@@ -17,19 +17,17 @@ const benchDDL = `CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT,
 CREATE TABLE auction (id BIGINT, seller BIGINT, category BIGINT)
   WITH (connector = 'nexmark', events = '%d');`
 
-// runBench runs q to its end over the Nexmark tables and returns the
-// elapsed time and the state bytes held at the end. No checkpoints are
-// taken (periodic checkpoints during a threaded run hit the engine's
-// "barrier arrived while aligning" error), so the hot tier cannot evict
-// dirty keys: misses are first reads of new keys.
-func runBench(b *testing.B, uri string, forceSync bool, q string) (time.Duration, int64) {
+// timedRun runs q to its end over n Nexmark events of the bench tables on
+// a session with cfg: the time from the query's start, and its handle
+// (the caller closes it).
+func timedRun(b *testing.B, cfg session.Config, n int, q string) (time.Duration, *session.Handle) {
 	b.Helper()
-	s, err := session.New(session.Config{StateURI: uri, Parallelism: 4, ForceSync: forceSync, HashSeed: 1})
+	s, err := session.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := s.Exec(ctx, fmt.Sprintf(benchDDL, benchEvents, benchEvents)); err != nil {
+	if _, err := s.Exec(ctx, fmt.Sprintf(benchDDL, n, n)); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
@@ -37,11 +35,22 @@ func runBench(b *testing.B, uri string, forceSync bool, q string) (time.Duration
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.Close()
 	if err := h.Wait(ctx); err != nil {
+		h.Close()
 		b.Fatal(err)
 	}
-	elapsed := time.Since(start)
+	return time.Since(start), h
+}
+
+// runBench runs q to its end over the Nexmark tables and returns the
+// elapsed time and the state bytes held at the end. No checkpoints are
+// taken (periodic checkpoints during a threaded run hit the engine's
+// "barrier arrived while aligning" error), so the hot tier cannot evict
+// dirty keys: misses are first reads of new keys.
+func runBench(b *testing.B, uri string, forceSync bool, q string) (time.Duration, int64) {
+	b.Helper()
+	elapsed, h := timedRun(b, session.Config{StateURI: uri, Parallelism: 4, ForceSync: forceSync, HashSeed: 1}, benchEvents, q)
+	defer h.Close()
 	var bytes int64
 	for _, be := range h.Job().Backends() {
 		if m, ok := be.(*state.MemoryBackend); ok {

@@ -1,11 +1,9 @@
 package session_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -44,26 +42,10 @@ func TestDifferentialDistinct(t *testing.T) {
 	data := append(genData(3), bigTable())
 	db := oracle(t, data)
 	defer db.Close()
-	want := make([][]string, len(distinctQueries))
-	for i, q := range distinctQueries {
-		want[i] = oracleRows(t, db, q)
-	}
+	want := oracleWant(t, db, distinctQueries, 0)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			var ddl strings.Builder
-			for _, tb := range data {
-				fmt.Fprintf(&ddl, "CREATE TABLE %s (%s) WITH (connector = 'values');\n%s", tb.name, tb.ddl, inserts(tb))
-			}
-			if _, err := s.Exec(context.Background(), ddl.String()); err != nil {
-				t.Fatal(err)
-			}
-			for i, q := range distinctQueries {
-				got := clinkRows(t, s, q)
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q, diff(got, want[i]))
-				}
-			}
+			checkQueries(t, sessionWith(t, v, valuesDDL(data)), distinctQueries, want)
 		})
 	}
 }
@@ -85,40 +67,7 @@ func TestDistinctCrashRestore(t *testing.T) {
 		for qi, q := range distinctRecoverQueries {
 			t.Run(fmt.Sprintf("%s/q%d", v.name, qi), func(t *testing.T) {
 				want := uninterrupted(t, v, q)
-				v.par = 2
-				s := newSession(t, v)
-				if _, err := s.Exec(context.Background(), recoverDDL); err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 0, 150)
-				h, err := s.Query(context.Background(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer h.Close()
-				run(t, h)
-				id, err := h.Checkpoint(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 150, 250)
-				run(t, h)
-				if !slices.Contains(h.Checkpoints(), id) {
-					t.Fatalf("checkpoint %d did not complete: %v", id, h.Checkpoints())
-				}
-				if err := h.Crash(); err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 250, 300)
-				if err := h.Restore(context.Background(), id, 3); err != nil {
-					t.Fatal(err)
-				}
-				h.EndInput()
-				run(t, h)
-				if !h.Finished() {
-					t.Fatal("restored query did not finish")
-				}
-				if got := rowsOf(h); !slices.Equal(got, want) {
+				if got := crashRestoreRows(t, v, q); !slices.Equal(got, want) {
 					t.Fatalf("after restore:\n%s", diff(got, want))
 				}
 			})

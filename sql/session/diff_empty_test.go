@@ -2,9 +2,7 @@ package session_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"clink/sql/ops"
@@ -30,25 +28,10 @@ func TestDifferentialEmptyInput(t *testing.T) {
 	data := append(genData(3), genTable{name: "t0", ddl: "k BIGINT, v BIGINT"})
 	db := oracle(t, data)
 	defer db.Close()
-	want := make([][]string, len(emptyQueries))
-	for i, q := range emptyQueries {
-		want[i] = oracleRows(t, db, q)
-	}
+	want := oracleWant(t, db, emptyQueries, 0)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			var ddl strings.Builder
-			for _, tb := range data {
-				fmt.Fprintf(&ddl, "CREATE TABLE %s (%s) WITH (connector = 'values');\n%s", tb.name, tb.ddl, inserts(tb))
-			}
-			if _, err := s.Exec(context.Background(), ddl.String()); err != nil {
-				t.Fatal(err)
-			}
-			for i, q := range emptyQueries {
-				if got := clinkRows(t, s, q); !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q, diff(got, want[i]))
-				}
-			}
+			checkQueries(t, sessionWith(t, v, valuesDDL(data)), emptyQueries, want)
 		})
 	}
 }

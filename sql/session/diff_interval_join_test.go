@@ -63,18 +63,8 @@ var intervalQueries = [][2]string{
 // unmatched outer row is padded once, at eviction.
 func TestDifferentialIntervalJoins(t *testing.T) {
 	ddl, tables := intervalEvents(17)
-	db := oracle(t, nil)
+	db := intervalOracle(t, tables)
 	defer db.Close()
-	for name, rows := range tables {
-		if _, err := db.Exec(fmt.Sprintf("CREATE TABLE %s (k INTEGER, %s INTEGER, ts INTEGER)", name, map[string]string{"l": "v", "r": "w"}[name])); err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range rows {
-			if _, err := db.Exec(fmt.Sprintf("INSERT INTO %s VALUES (?, ?, ?)", name), row[0], row[1], row[2]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	want := make([][]string, len(intervalQueries))
 	for i, q := range intervalQueries {
 		want[i] = oracleRows(t, db, q[1])
@@ -87,10 +77,7 @@ func TestDifferentialIntervalJoins(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			for i, q := range intervalQueries {
 				res, err := s.Exec(context.Background(), "EXPLAIN "+q[0])
 				if err != nil || !strings.Contains(res[0].Message, "IntervalJoin") {
@@ -99,10 +86,7 @@ func TestDifferentialIntervalJoins(t *testing.T) {
 				if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
 					t.Fatalf("interval join not on the async path:\n%v", res[0].Message)
 				}
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
+				checkQuery(t, s, i, q[0], want[i])
 			}
 		})
 	}

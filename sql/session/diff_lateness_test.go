@@ -138,19 +138,10 @@ func TestDifferentialLateness(t *testing.T) {
 				}
 			}
 			var first []map[string][]string // per query, the first variant's per-key changelogs
-			want := make([][]string, len(latenessQueries))
-			for i, q := range latenessQueries {
-				want[i] = oracleRows(t, db, q[1])
-				if len(want[i]) < 10 {
-					t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-				}
-			}
+			want := oracleWant(t, db, side(latenessQueries, 1), 10)
 			for _, v := range variants {
 				t.Run(v.name, func(t *testing.T) {
-					s := newSession(t, v)
-					if _, err := s.Exec(context.Background(), how.set+ddl); err != nil {
-						t.Fatal(err)
-					}
+					s := sessionWith(t, v, how.set+ddl)
 					for i, q := range latenessQueries {
 						res, err := s.Exec(context.Background(), "EXPLAIN "+q[0])
 						if err != nil || !strings.Contains(res[0].Message, "allowed lateness 3s: updating") {

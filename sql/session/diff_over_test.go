@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,32 +77,12 @@ func TestDifferentialOver(t *testing.T) {
 	etDDL, etRows := overEvents("et", 22, 200)
 	db := oracle(t, nil)
 	defer db.Close()
-	for name, rs := range map[string][][3]int64{"ev_ok": evRows, "et_ok": etRows} {
-		if _, err := db.Exec("CREATE TABLE " + name + " (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rs {
-			if r[1] == lateV {
-				continue
-			}
-			if _, err := db.Exec("INSERT INTO "+name+" VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	want := make([][]string, len(overQueries))
-	for i, q := range overQueries {
-		want[i] = oracleRows(t, db, q[1])
-		if len(want[i]) < 12 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	loadTimed(t, db, "ev_ok", evRows, true)
+	loadTimed(t, db, "et_ok", etRows, true)
+	want := oracleWant(t, db, side(overQueries, 1), 12)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), evDDL+etDDL); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, evDDL+etDDL)
 			res, err := s.Exec(context.Background(), "EXPLAIN "+overQueries[0][0])
 			if err != nil || !strings.Contains(res[0].Message, "OverAggregate") {
 				t.Fatalf("not planned as an OVER aggregate: %v\n%v", err, res)
@@ -111,12 +90,7 @@ func TestDifferentialOver(t *testing.T) {
 			if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
 				t.Fatalf("OVER aggregate not on the async path:\n%v", res[0].Message)
 			}
-			for i, q := range overQueries {
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, side(overQueries, 0), want)
 		})
 	}
 }

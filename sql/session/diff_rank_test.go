@@ -1,12 +1,6 @@
 package session_test
 
-import (
-	"context"
-	"fmt"
-	"slices"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // groupedT is an updating input: each (g, k) group's sum changes as rows
 // arrive.
@@ -58,32 +52,15 @@ func TestDifferentialRank(t *testing.T) {
 	data := topnData(9)
 	db := oracle(t, data)
 	defer db.Close()
-	want := make([][]string, len(rankQueries))
-	for i, q := range rankQueries {
-		want[i] = oracleRows(t, db, q)
-		if len(want[i]) < 3 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, rankQueries, 3)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			var ddl strings.Builder
-			for _, tb := range data {
-				fmt.Fprintf(&ddl, "CREATE TABLE %s (%s) WITH (connector = 'values');\n%s", tb.name, tb.ddl, inserts(tb))
-			}
-			if _, err := s.Exec(context.Background(), ddl.String()); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, valuesDDL(data))
 			explainHas(t, s, v, rankQueries[2], "GroupTopN", "top 2 per partition by RANK, with ties", "only the top 2 (append-only input)")
 			explainHas(t, s, v, rankQueries[5], "GroupTopN", "by DENSE_RANK, with ties", "all of them (the input retracts)")
 			explainHas(t, s, v, rankQueries[6], "Aggregate", "OverWindow (general)", "RANK() OVER (ORDER BY SUM(w) DESC)")
 			explainHas(t, s, v, rankQueries[9], "OverWindow (general)", "LEAD(id)")
-			for i, q := range rankQueries {
-				if got := clinkRows(t, s, q); !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q, diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, rankQueries, want)
 		})
 	}
 }
@@ -96,19 +73,8 @@ func TestDifferentialRankTime(t *testing.T) {
 	etDDL, etRows := overEvents("et", 23, 200)
 	db := oracle(t, nil)
 	defer db.Close()
-	for _, name := range []string{"et_ok", "et_all"} {
-		if _, err := db.Exec("CREATE TABLE " + name + " (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range etRows {
-			if r[1] == lateV && name == "et_ok" {
-				continue
-			}
-			if _, err := db.Exec("INSERT INTO "+name+" VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	loadTimed(t, db, "et_ok", etRows, true)
+	loadTimed(t, db, "et_all", etRows, false)
 	desc := "PARTITION BY k ORDER BY ts DESC"
 	queries := [][2]string{
 		{`SELECT k, ts, v, RANK() OVER (` + pk + `), DENSE_RANK() OVER (` + pk + `) FROM et`,
@@ -120,26 +86,13 @@ func TestDifferentialRankTime(t *testing.T) {
 			`SELECT k, ` + sts("ts") + `, v, SUM(v) OVER (` + desc + ` RANGE BETWEEN 2000 PRECEDING AND 1000 FOLLOWING),
 		   COUNT(*) OVER (` + desc + ` RANGE BETWEEN 1000 PRECEDING AND CURRENT ROW) FROM et_all`},
 	}
-	want := make([][]string, len(queries))
-	for i, q := range queries {
-		want[i] = oracleRows(t, db, q[1])
-		if len(want[i]) < 12 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, side(queries, 1), 12)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), etDDL); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, etDDL)
 			explainHas(t, s, v, queries[0][0], "OverAggregate")
 			explainHas(t, s, v, queries[2][0], "OverWindow (general)")
-			for i, q := range queries {
-				if got := clinkRows(t, s, q[0]); !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, side(queries, 0), want)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package session_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,32 +25,12 @@ var rowtimeQueries = [][2]string{
 // every variant against SQLite.
 func TestDifferentialRowtimeCascade(t *testing.T) {
 	ddl, rows := windowEvents(9)
-	db := oracle(t, nil)
+	db := okOracle(t, rows)
 	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE ev_ok (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		if r[1] == lateV {
-			continue
-		}
-		if _, err := db.Exec("INSERT INTO ev_ok VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := make([][]string, len(rowtimeQueries))
-	for i, q := range rowtimeQueries {
-		want[i] = oracleRows(t, db, q[1])
-		if len(want[i]) < 10 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, side(rowtimeQueries, 1), 10)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			for i, q := range rowtimeQueries {
 				res, err := s.Exec(context.Background(), "EXPLAIN "+q[0])
 				if err != nil {
@@ -60,10 +39,7 @@ func TestDifferentialRowtimeCascade(t *testing.T) {
 				if n := strings.Count(res[0].Message, "WindowAggregate"); i < 2 && n != 2 {
 					t.Fatalf("query %d: want two window aggregates, got %d\n%s", i, n, res[0].Message)
 				}
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
+				checkQuery(t, s, i, q[0], want[i])
 			}
 		})
 	}

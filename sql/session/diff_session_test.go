@@ -2,7 +2,6 @@ package session_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -32,32 +31,12 @@ var sessionQueries = [][2]string{
 // and 3, against SQLite's gap-flag rewrite; the late rows are dropped.
 func TestDifferentialSessions(t *testing.T) {
 	ddl, rows := windowEvents(13)
-	db := oracle(t, nil)
+	db := okOracle(t, rows)
 	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE ev_ok (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		if r[1] == lateV {
-			continue
-		}
-		if _, err := db.Exec("INSERT INTO ev_ok VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := make([][]string, len(sessionQueries))
-	for i, q := range sessionQueries {
-		want[i] = oracleRows(t, db, q[1])
-		if len(want[i]) < 10 {
-			t.Fatalf("oracle %d: only %d sessions", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, side(sessionQueries, 1), 10)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			res, err := s.Exec(context.Background(), "EXPLAIN "+sessionQueries[0][0])
 			if err != nil || !strings.Contains(res[0].Message, "SessionAggregate") {
 				t.Fatalf("not planned as a session aggregate: %v\n%v", err, res)
@@ -65,12 +44,7 @@ func TestDifferentialSessions(t *testing.T) {
 			if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
 				t.Fatalf("session aggregate not on the async path:\n%v", res[0].Message)
 			}
-			for i, q := range sessionQueries {
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, side(sessionQueries, 0), want)
 		})
 	}
 }

@@ -1,10 +1,7 @@
 package session_test
 
 import (
-	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 )
 
@@ -91,30 +88,17 @@ func TestDifferentialSetOpsSubqueries(t *testing.T) {
 	data := genData(7)
 	db := oracle(t, data)
 	defer db.Close()
-	want := make([][]string, len(setSubqueryQueries))
+	qs, oqs := make([]string, len(setSubqueryQueries)), make([]string, len(setSubqueryQueries))
 	for i, c := range setSubqueryQueries {
-		q := c.oracle
-		if q == "" {
-			q = c.q
+		qs[i], oqs[i] = c.q, c.oracle
+		if oqs[i] == "" {
+			oqs[i] = c.q
 		}
-		want[i] = oracleRows(t, db, q)
 	}
+	want := oracleWant(t, db, oqs, 0)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			var ddl strings.Builder
-			for _, tb := range data {
-				fmt.Fprintf(&ddl, "CREATE TABLE %s (%s) WITH (connector = 'values');\n%s", tb.name, tb.ddl, inserts(tb))
-			}
-			if _, err := s.Exec(context.Background(), ddl.String()); err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range setSubqueryQueries {
-				got := clinkRows(t, s, c.q)
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, c.q, diff(got, want[i]))
-				}
-			}
+			checkQueries(t, sessionWith(t, v, valuesDDL(data)), qs, want)
 		})
 	}
 }

@@ -203,26 +203,7 @@ func newSession(t *testing.T, v variant) *session.Session {
 
 func clinkRows(t *testing.T, s *session.Session, q string) []string {
 	t.Helper()
-	h, err := s.Query(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, q)
-	}
-	defer h.Close()
-	if err := h.RunUntilIdle(); err != nil {
-		t.Fatalf("run: %v\n%s", err, q)
-	}
-	if !h.Finished() {
-		t.Fatalf("query did not finish\n%s", q)
-	}
-	var out []string
-	for _, row := range h.Table() {
-		parts := make([]string, len(row))
-		for i, v := range row {
-			parts[i] = norm(clinkValue(v))
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	slices.Sort(out)
+	out, _ := clinkChanges(t, s, q)
 	return out
 }
 
@@ -230,32 +211,17 @@ func TestDifferentialSQLite(t *testing.T) {
 	data := genData(3)
 	db := oracle(t, data)
 	defer db.Close()
-	want := make([][]string, len(diffQueries))
-	for i, q := range diffQueries {
-		want[i] = oracleRows(t, db, q)
-	}
+	want := oracleWant(t, db, diffQueries, 0)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			var ddl strings.Builder
-			for _, tb := range data {
-				fmt.Fprintf(&ddl, "CREATE TABLE %s (%s) WITH (connector = 'values');\n%s", tb.name, tb.ddl, inserts(tb))
-			}
-			if _, err := s.Exec(context.Background(), ddl.String()); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, valuesDDL(data))
 			if v.async {
 				res, err := s.Exec(context.Background(), "EXPLAIN SELECT k, COUNT(*) FROM t1 GROUP BY k")
 				if err != nil || !strings.Contains(res[0].Message, "async, coalesced") {
 					t.Fatalf("aggregate not on the async path: %v\n%v", err, res)
 				}
 			}
-			for i, q := range diffQueries {
-				got := clinkRows(t, s, q)
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q, diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, diffQueries, want)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package session_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -32,41 +31,18 @@ var timeAttrQueries = [][2]string{
 func TestDifferentialTimeAttributes(t *testing.T) {
 	ddl, rows := windowEvents(7)
 	ddl += "CREATE VIEW evv AS SELECT k, ts AS et, v FROM ev WHERE v > 5;\n"
-	db := oracle(t, nil)
+	db := okOracle(t, rows)
 	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE ev_ok (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		if r[1] == lateV {
-			continue
-		}
-		if _, err := db.Exec("INSERT INTO ev_ok VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := make([][]string, len(timeAttrQueries))
-	for i, q := range timeAttrQueries {
-		want[i] = oracleRows(t, db, q[1])
-		if len(want[i]) < 10 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, side(timeAttrQueries, 1), 10)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			for i, q := range timeAttrQueries {
 				res, err := s.Exec(context.Background(), "EXPLAIN "+q[0])
 				if err != nil || !strings.Contains(res[0].Message, "WindowAggregate") {
 					t.Fatalf("query %d not planned as a window aggregate: %v\n%v", i, err, res)
 				}
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
+				checkQuery(t, s, i, q[0], want[i])
 			}
 		})
 	}
@@ -99,27 +75,14 @@ func TestTimeAttributeComputedIsPlain(t *testing.T) {
 // columns are renamed by subqueries stay interval joins and match SQLite.
 func TestDifferentialIntervalJoinSubqueries(t *testing.T) {
 	ddl, tables := intervalEvents(17)
-	db := oracle(t, nil)
+	db := intervalOracle(t, tables)
 	defer db.Close()
-	for name, rows := range tables {
-		if _, err := db.Exec(fmt.Sprintf("CREATE TABLE %s (k INTEGER, %s INTEGER, ts INTEGER)", name, map[string]string{"l": "v", "r": "w"}[name])); err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range rows {
-			if _, err := db.Exec(fmt.Sprintf("INSERT INTO %s VALUES (?, ?, ?)", name), row[0], row[1], row[2]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	q := [2]string{`SELECT a.k, a.v, b.w FROM (SELECT k, v, ts AS lt FROM l WHERE v > 3) a LEFT JOIN (SELECT k, w, ts AS rt FROM r) b ON a.k = b.k AND a.lt BETWEEN b.rt - INTERVAL '1' SECOND AND b.rt + INTERVAL '2' SECOND`,
 		`SELECT l.k, l.v, r.w FROM l LEFT JOIN r ON l.k = r.k AND l.ts BETWEEN r.ts - 1000 AND r.ts + 2000 WHERE l.v > 3`}
 	want := oracleRows(t, db, q[1])
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			res, err := s.Exec(context.Background(), "EXPLAIN "+q[0])
 			if err != nil || !strings.Contains(res[0].Message, "IntervalJoin") {
 				t.Fatalf("not planned as an interval join: %v\n%v", err, res)

@@ -2,9 +2,7 @@ package session_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -80,32 +78,15 @@ func TestDifferentialTopN(t *testing.T) {
 	if _, err := db.Exec(rankView); err != nil {
 		t.Fatal(err)
 	}
-	want := make([][]string, len(topnQueries))
-	for i, q := range topnQueries {
-		want[i] = oracleRows(t, db, q)
-		if len(want[i]) < 3 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, topnQueries, 3)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			var ddl strings.Builder
-			for _, tb := range data {
-				fmt.Fprintf(&ddl, "CREATE TABLE %s (%s) WITH (connector = 'values');\n%s", tb.name, tb.ddl, inserts(tb))
-			}
-			if _, err := s.Exec(context.Background(), ddl.String()+rankView+";"); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, valuesDDL(data)+rankView+";")
 			explainHas(t, s, v, topnQueries[0], "GroupTopN", "only the top 3 (append-only input)")
 			explainHas(t, s, v, topnQueries[2], "GroupTopN", "top 2 per partition")
 			explainHas(t, s, v, topnQueries[3], "GroupTopN", "all of them (the input retracts)")
 			explainHas(t, s, v, topnQueries[6], "OverWindow (general)", "rows in (id, row) order")
-			for i, q := range topnQueries {
-				if got := clinkRows(t, s, q); !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q, diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, topnQueries, want)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,32 +65,13 @@ func TestDifferentialWindows(t *testing.T) {
 	ddl, rows := windowEvents(7)
 	db := oracle(t, nil)
 	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE ev_ok (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	late := 0
-	for _, r := range rows {
-		if r[1] == lateV {
-			late++
-			continue
-		}
-		if _, err := db.Exec("INSERT INTO ev_ok VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if late == 0 {
+	if late := loadTimed(t, db, "ev_ok", rows, true); late == 0 {
 		t.Fatal("generator made no late rows")
 	}
-	want := make([][]string, len(windowQueries))
-	for i, q := range windowQueries {
-		want[i] = oracleRows(t, db, q[1])
-	}
+	want := oracleWant(t, db, side(windowQueries, 1), 0)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			res, err := s.Exec(context.Background(), "EXPLAIN "+windowQueries[0][0])
 			if err != nil || !strings.Contains(res[0].Message, "WindowAggregate") {
 				t.Fatalf("not planned as a window aggregate: %v\n%v", err, res)
@@ -99,12 +79,7 @@ func TestDifferentialWindows(t *testing.T) {
 			if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
 				t.Fatalf("window aggregate not on the async path:\n%v", res[0].Message)
 			}
-			for i, q := range windowQueries {
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, side(windowQueries, 0), want)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package session_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -28,32 +27,12 @@ var windowTimeQueries = [][2]string{
 // its end) stays an error.
 func TestDifferentialWindowTimeUngrouped(t *testing.T) {
 	ddl, rows := windowEvents(17)
-	db := oracle(t, nil)
+	db := okOracle(t, rows)
 	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE ev_ok (k INTEGER, v INTEGER, ts INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		if r[1] == lateV {
-			continue
-		}
-		if _, err := db.Exec("INSERT INTO ev_ok VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := make([][]string, len(windowTimeQueries))
-	for i, q := range windowTimeQueries {
-		want[i] = oracleRows(t, db, q[1])
-		if len(want[i]) < 10 {
-			t.Fatalf("oracle %d: only %d rows", i, len(want[i]))
-		}
-	}
+	want := oracleWant(t, db, side(windowTimeQueries, 1), 10)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSession(t, v)
-			if _, err := s.Exec(context.Background(), ddl); err != nil {
-				t.Fatal(err)
-			}
+			s := sessionWith(t, v, ddl)
 			res, err := s.Exec(context.Background(), "EXPLAIN "+windowTimeQueries[3][0])
 			if err != nil {
 				t.Fatal(err)
@@ -61,12 +40,7 @@ func TestDifferentialWindowTimeUngrouped(t *testing.T) {
 			if n := strings.Count(res[0].Message, "WindowAggregate"); n != 2 {
 				t.Fatalf("cascade: want two window aggregates, got %d\n%s", n, res[0].Message)
 			}
-			for i, q := range windowTimeQueries {
-				got := clinkRows(t, s, q[0])
-				if !slices.Equal(got, want[i]) {
-					t.Errorf("query %d differs from SQLite\n%s\n%s", i, q[0], diff(got, want[i]))
-				}
-			}
+			checkQueries(t, s, side(windowTimeQueries, 0), want)
 			_, err = s.Exec(context.Background(), `SELECT window_time, COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '3' SECOND)) GROUP BY window_start`)
 			if err == nil || !strings.Contains(err.Error(), "GROUP BY") {
 				t.Fatalf("window_time beside a CUMULATE start only: error %v", err)

@@ -63,6 +63,28 @@ func intervalBatch(t *testing.T, s *session.Session, p intervalPhase) {
 	}
 }
 
+// intervalRestore: intervalRecoverDDL and the interval phases.
+var intervalRestore = phasedRestore{
+	ddl: intervalRecoverDDL,
+	batches: [3]func(*testing.T, *session.Session){
+		func(t *testing.T, s *session.Session) { intervalBatch(t, s, intervalBefore) },
+		func(t *testing.T, s *session.Session) { intervalBatch(t, s, intervalAfter) },
+		func(t *testing.T, s *session.Session) { intervalBatch(t, s, intervalLast) },
+	},
+	checkpointed: func(t *testing.T, chs []ops.Change) {
+		t.Helper()
+		if len(chs) == 0 {
+			t.Fatal("nothing joined before the checkpoint")
+		}
+	},
+	crashed: func(t *testing.T, chs []ops.Change, before int) {
+		t.Helper()
+		if len(chs) == before {
+			t.Fatal("nothing joined between the checkpoint and the crash")
+		}
+	},
+}
+
 // TestIntervalJoinCrashRestore: rows buffered at a checkpoint, a crash
 // after some joined rows were emitted past it, a restore at the same and
 // at another parallelism: the buffered rows still match rows arriving
@@ -75,42 +97,7 @@ func TestIntervalJoinCrashRestore(t *testing.T) {
 			for _, to := range []int{v.par, 5 - v.par} {
 				t.Run(fmt.Sprintf("%s/q%d/to-p%d", v.name, qi, to), func(t *testing.T) {
 					want := intervalUninterrupted(t, v, q)
-					s := newSession(t, v)
-					if _, err := s.Exec(context.Background(), intervalRecoverDDL); err != nil {
-						t.Fatal(err)
-					}
-					intervalBatch(t, s, intervalBefore)
-					h, err := s.Query(context.Background(), q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer h.Close()
-					run(t, h)
-					if len(h.Changes()) == 0 {
-						t.Fatal("nothing joined before the checkpoint")
-					}
-					id, err := h.Checkpoint(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					before := len(h.Changes())
-					intervalBatch(t, s, intervalAfter)
-					run(t, h)
-					if len(h.Changes()) == before {
-						t.Fatal("nothing joined between the checkpoint and the crash")
-					}
-					if err := h.Crash(); err != nil {
-						t.Fatal(err)
-					}
-					if err := h.Restore(context.Background(), id, to); err != nil {
-						t.Fatal(err)
-					}
-					intervalBatch(t, s, intervalLast)
-					h.EndInput()
-					run(t, h)
-					if !h.Finished() {
-						t.Fatal("restored query did not finish")
-					}
+					h, _ := intervalRestore.run(t, v, q, to)
 					checkRowsOnce(t, h.Changes())
 					got := rowsOf(h)
 					if !slices.Equal(got, want) {

@@ -24,6 +24,19 @@ var (
 
 const lateRecoverSet = "SET 'window.allowed-lateness' = '10s';"
 
+// lateRestore: the window restore with the lateness set and its batches.
+var lateRestore = phasedRestore{
+	ddl:          windowRecoverDDL + lateRecoverSet,
+	batches:      windowPhases(lateBefore, lateAfter, lateLast),
+	checkpointed: windowFiredBefore,
+	crashed: func(t *testing.T, chs []ops.Change, before int) {
+		t.Helper()
+		if !hasUpdate(chs[before:]) {
+			t.Fatal("no late update between the checkpoint and the crash")
+		}
+	},
+}
+
 // TestLatenessCrashRestore: window state kept for the lateness (fired
 // entries, their purge timers, fired sessions) is checkpointed: after a
 // crash between late updates and the next checkpoint, and a restore at
@@ -35,42 +48,7 @@ func TestLatenessCrashRestore(t *testing.T) {
 			for _, to := range []int{v.par, 5 - v.par} {
 				t.Run(fmt.Sprintf("%s/q%d/to-p%d", v.name, qi, to), func(t *testing.T) {
 					want := lateUninterrupted(t, v, q)
-					s := newSession(t, v)
-					if _, err := s.Exec(context.Background(), windowRecoverDDL+lateRecoverSet); err != nil {
-						t.Fatal(err)
-					}
-					windowBatch(t, s, lateBefore...)
-					h, err := s.Query(context.Background(), q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer h.Close()
-					run(t, h)
-					if len(h.Changes()) == 0 {
-						t.Fatal("no window fired before the checkpoint")
-					}
-					id, err := h.Checkpoint(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					before := len(h.Changes())
-					windowBatch(t, s, lateAfter...)
-					run(t, h)
-					if !hasUpdate(h.Changes()[before:]) {
-						t.Fatal("no late update between the checkpoint and the crash")
-					}
-					if err := h.Crash(); err != nil {
-						t.Fatal(err)
-					}
-					if err := h.Restore(context.Background(), id, to); err != nil {
-						t.Fatal(err)
-					}
-					windowBatch(t, s, lateLast...)
-					h.EndInput()
-					run(t, h)
-					if !h.Finished() {
-						t.Fatal("restored query did not finish")
-					}
+					h, before := lateRestore.run(t, v, q, to)
 					if !hasUpdate(h.Changes()[before:]) {
 						t.Fatal("no late update after the restore")
 					}

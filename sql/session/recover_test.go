@@ -48,45 +48,54 @@ func TestCheckpointCrashRestore(t *testing.T) {
 		for qi, q := range recoverQueries {
 			t.Run(fmt.Sprintf("%s/q%d", v.name, qi), func(t *testing.T) {
 				want := uninterrupted(t, v, q)
-				v.par = 2
-				s := newSession(t, v)
-				if _, err := s.Exec(context.Background(), recoverDDL); err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 0, 150)
-				h, err := s.Query(context.Background(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer h.Close()
-				run(t, h)
-				id, err := h.Checkpoint(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 150, 250)
-				run(t, h)
-				if !slices.Contains(h.Checkpoints(), id) {
-					t.Fatalf("checkpoint %d did not complete: %v", id, h.Checkpoints())
-				}
-				if err := h.Crash(); err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 250, 300)
-				if err := h.Restore(context.Background(), id, 3); err != nil {
-					t.Fatal(err)
-				}
-				h.EndInput()
-				run(t, h)
-				if !h.Finished() {
-					t.Fatal("restored query did not finish")
-				}
-				if got := rowsOf(h); !slices.Equal(got, want) {
+				if got := crashRestoreRows(t, v, q); !slices.Equal(got, want) {
 					t.Fatalf("after restore:\n%s", diff(got, want))
 				}
 			})
 		}
 	}
+}
+
+// crashRestoreRows runs q at parallelism 2 over rows 0..150 of ev, takes a
+// checkpoint, processes rows 150..250 (the checkpoint must complete),
+// crashes, inserts rows 250..300 while down, restores at parallelism 3
+// and ends the input: the restored query's final table.
+func crashRestoreRows(t *testing.T, v variant, q string) []string {
+	t.Helper()
+	v.par = 2
+	s := newSession(t, v)
+	if _, err := s.Exec(context.Background(), recoverDDL); err != nil {
+		t.Fatal(err)
+	}
+	insertBatch(t, s, 0, 150)
+	h, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	run(t, h)
+	id, err := h.Checkpoint(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	insertBatch(t, s, 150, 250)
+	run(t, h)
+	if !slices.Contains(h.Checkpoints(), id) {
+		t.Fatalf("checkpoint %d did not complete: %v", id, h.Checkpoints())
+	}
+	if err := h.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	insertBatch(t, s, 250, 300)
+	if err := h.Restore(context.Background(), id, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.EndInput()
+	run(t, h)
+	if !h.Finished() {
+		t.Fatal("restored query did not finish")
+	}
+	return rowsOf(h)
 }
 
 func run(t *testing.T, h *session.Handle) {

@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -26,40 +25,7 @@ func TestTopNCrashRestore(t *testing.T) {
 		for qi, q := range topnRecoverQueries {
 			t.Run(fmt.Sprintf("%s/q%d", v.name, qi), func(t *testing.T) {
 				want := uninterrupted(t, v, q)
-				v.par = 2
-				s := newSession(t, v)
-				if _, err := s.Exec(context.Background(), recoverDDL); err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 0, 150)
-				h, err := s.Query(context.Background(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer h.Close()
-				run(t, h)
-				id, err := h.Checkpoint(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 150, 250)
-				run(t, h)
-				if !slices.Contains(h.Checkpoints(), id) {
-					t.Fatalf("checkpoint %d did not complete: %v", id, h.Checkpoints())
-				}
-				if err := h.Crash(); err != nil {
-					t.Fatal(err)
-				}
-				insertBatch(t, s, 250, 300)
-				if err := h.Restore(context.Background(), id, 3); err != nil {
-					t.Fatal(err)
-				}
-				h.EndInput()
-				run(t, h)
-				if !h.Finished() {
-					t.Fatal("restored query did not finish")
-				}
-				got := rowsOf(h)
+				got := crashRestoreRows(t, v, q)
 				if len(got) < 20 || !slices.Equal(got, want) {
 					t.Fatalf("after restore (%d rows):\n%s", len(got), diff(got, want))
 				}

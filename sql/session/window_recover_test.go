@@ -48,6 +48,86 @@ var windowRecoverQueries = []string{
 	`SELECT k, SESSION_START(ts, INTERVAL '3' SECOND), SESSION_END(ts, INTERVAL '3' SECOND), COUNT(*), SUM(v) FROM ev GROUP BY k, SESSION(ts, INTERVAL '3' SECOND)`,
 }
 
+// phasedRestore is a checkpoint → crash → restore run of one query: ddl,
+// batches[0], the query started and run, checkpointed's check, a
+// checkpoint, batches[1] run, crashed's check of the changes since the
+// checkpoint, a crash, a restore at parallelism to, batches[2] and the end
+// of input; the restored query must finish.
+type phasedRestore struct {
+	ddl          string
+	batches      [3]func(t *testing.T, s *session.Session)
+	checkpointed func(t *testing.T, chs []ops.Change)             // the changelog at the checkpoint
+	crashed      func(t *testing.T, chs []ops.Change, before int) // at the crash, before: its length at the checkpoint
+}
+
+// windowPhases inserts windowBatch rows at each phase's times.
+func windowPhases(phases ...[]int) (out [3]func(*testing.T, *session.Session)) {
+	for i, ts := range phases {
+		out[i] = func(t *testing.T, s *session.Session) { windowBatch(t, s, ts...) }
+	}
+	return out
+}
+
+// run returns the finished restored handle (closed when t ends) and the
+// changelog's length at the checkpoint.
+func (p phasedRestore) run(t *testing.T, v variant, q string, to int) (*session.Handle, int) {
+	t.Helper()
+	s := newSession(t, v)
+	if _, err := s.Exec(context.Background(), p.ddl); err != nil {
+		t.Fatal(err)
+	}
+	p.batches[0](t, s)
+	h, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	run(t, h)
+	p.checkpointed(t, h.Changes())
+	id, err := h.Checkpoint(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.Changes())
+	p.batches[1](t, s)
+	run(t, h)
+	p.crashed(t, h.Changes(), before)
+	if err := h.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Restore(context.Background(), id, to); err != nil {
+		t.Fatal(err)
+	}
+	p.batches[2](t, s)
+	h.EndInput()
+	run(t, h)
+	if !h.Finished() {
+		t.Fatal("restored query did not finish")
+	}
+	return h, before
+}
+
+// windowFiredBefore fails unless a window fired before the checkpoint.
+func windowFiredBefore(t *testing.T, chs []ops.Change) {
+	t.Helper()
+	if len(chs) == 0 {
+		t.Fatal("no window fired before the checkpoint")
+	}
+}
+
+// windowRestore: windowRecoverDDL and the window batches.
+var windowRestore = phasedRestore{
+	ddl:          windowRecoverDDL,
+	batches:      windowPhases(windowBefore, windowAfter, windowLast),
+	checkpointed: windowFiredBefore,
+	crashed: func(t *testing.T, chs []ops.Change, before int) {
+		t.Helper()
+		if len(chs) == before {
+			t.Fatal("no window fired between the checkpoint and the crash")
+		}
+	},
+}
+
 // TestWindowCrashRestore: windows open at a checkpoint, a crash after some
 // of them fired (between the fire and the next checkpoint), a restore at
 // the same and at another parallelism: every window is emitted exactly
@@ -59,42 +139,7 @@ func TestWindowCrashRestore(t *testing.T) {
 			for _, to := range []int{v.par, 5 - v.par} {
 				t.Run(fmt.Sprintf("%s/q%d/to-p%d", v.name, qi, to), func(t *testing.T) {
 					want := windowUninterrupted(t, v, q)
-					s := newSession(t, v)
-					if _, err := s.Exec(context.Background(), windowRecoverDDL); err != nil {
-						t.Fatal(err)
-					}
-					windowBatch(t, s, windowBefore...)
-					h, err := s.Query(context.Background(), q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer h.Close()
-					run(t, h)
-					if len(h.Changes()) == 0 {
-						t.Fatal("no window fired before the checkpoint")
-					}
-					id, err := h.Checkpoint(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					before := len(h.Changes())
-					windowBatch(t, s, windowAfter...)
-					run(t, h)
-					if len(h.Changes()) == before {
-						t.Fatal("no window fired between the checkpoint and the crash")
-					}
-					if err := h.Crash(); err != nil {
-						t.Fatal(err)
-					}
-					if err := h.Restore(context.Background(), id, to); err != nil {
-						t.Fatal(err)
-					}
-					windowBatch(t, s, windowLast...)
-					h.EndInput()
-					run(t, h)
-					if !h.Finished() {
-						t.Fatal("restored query did not finish")
-					}
+					h, _ := windowRestore.run(t, v, q, to)
 					checkOnce(t, h.Changes())
 					if got := rowsOf(h); !slices.Equal(got, want) {
 						t.Fatalf("after restore:\n%s", diff(got, want))
