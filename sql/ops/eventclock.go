@@ -16,7 +16,8 @@ type eventClock struct {
 	timers *engine.Timers
 	wm     int64
 	late   int64
-	owner  string // the operator's name, for errors
+	owner  string    // the operator's name, for errors
+	free   *fireBody // pooled async fire bodies
 }
 
 func newEventClock() eventClock { return eventClock{wm: math.MinInt64} }
@@ -74,4 +75,63 @@ func (e *eventClock) fireDueSync(ctx *engine.OperatorContext[Change], wm int64, 
 		}
 	}
 	return nil
+}
+
+// fireFn fires one due key of an event-time operator with the key's state.
+type fireFn func(d engine.DueKey, wm int64, val []byte, found bool) error
+
+// fireDueAsync is the async path's watermark (FireTimers): one pooled body
+// per due key, submitted through the key's gate, reads the key's state
+// and hands it to fire.
+func (e *eventClock) fireDueAsync(k *keyed, wm int64, fire fireFn, submit func(uint64, engine.Body)) error {
+	due, err := e.timers.Due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.owner, err)
+	}
+	for _, d := range due {
+		b := e.free
+		if b == nil {
+			b = &fireBody{}
+		} else {
+			e.free = b.next
+		}
+		b.e, b.k, b.fire, b.due, b.wm = e, k, fire, d, wm
+		submit(state.Hash(k.seed, d.Key), b)
+	}
+	return nil
+}
+
+// fireBody is one due key's async fire: one GetAsync, then fire.
+type fireBody struct {
+	e    *eventClock
+	k    *keyed
+	fire fireFn
+	due  engine.DueKey
+	wm   int64
+	next *fireBody
+}
+
+// Label renders the key for runtime events.
+func (b *fireBody) Label() string { return b.k.label(b.due.Key) }
+
+// Run issues the key's read.
+func (b *fireBody) Run(r *engine.Record) {
+	lk, t := b.k.async.GetAsync(b.k.ctx.OpID, b.due.Key, 0)
+	if t == nil {
+		b.done(r, lk, nil)
+		return
+	}
+	engine.Await(r, t, b.done)
+}
+
+func (b *fireBody) done(r *engine.Record, lk state.Lookup, err error) {
+	if err == nil {
+		err = b.fire(b.due, b.wm, lk.Value, lk.Found)
+	} else {
+		err = fmt.Errorf("%s: read state: %w", b.k.name, err)
+	}
+	e := b.e
+	b.due, b.fire = engine.DueKey{}, nil
+	b.next, e.free = e.free, b
+	r.Finish(err)
 }

@@ -7,7 +7,6 @@ import (
 	"clink/engine"
 	"clink/engine/event"
 	"clink/sql/types"
-	"clink/state"
 )
 
 // IntervalJoinConfig is an interval join of two watermarked, append-only
@@ -40,7 +39,6 @@ type IntervalJoin struct {
 	cfg  IntervalJoinConfig
 	st   ijState
 	buf  []byte
-	free *ijFire
 	drop dropBody
 }
 
@@ -144,21 +142,9 @@ func (j *IntervalJoin) OnWatermark(wm int64) error {
 
 // FireTimers submits one eviction body per due key (async path).
 func (j *IntervalJoin) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
-	due, err := j.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	for _, d := range due {
-		b := j.free
-		if b == nil {
-			b = &ijFire{j: j}
-		} else {
-			j.free = b.next
-		}
-		b.due = d
-		submit(state.Hash(j.seed, d.Key), b)
-	}
-	return nil
+	return j.fireDueAsync(&j.keyed, wm, func(d engine.DueKey, _ int64, val []byte, found bool) error {
+		return j.fire(d, val, found)
+	}, submit)
 }
 
 // Close releases nothing.
@@ -285,36 +271,4 @@ func (j *IntervalJoin) fire(d engine.DueKey, val []byte, found bool) error {
 	}
 	j.buf = st.encode(j.buf[:0], -1, 0, false, nil)
 	return j.put(d.Key, j.buf)
-}
-
-// ijFire is one due key's async eviction: one GetAsync, then fire.
-type ijFire struct {
-	j    *IntervalJoin
-	due  engine.DueKey
-	next *ijFire
-}
-
-// Label renders the key for runtime events.
-func (b *ijFire) Label() string { return b.j.label(b.due.Key) }
-
-// Run issues the key's read.
-func (b *ijFire) Run(r *engine.Record) {
-	lk, t := b.j.async.GetAsync(b.j.ctx.OpID, b.due.Key, 0)
-	if t == nil {
-		b.done(r, lk, nil)
-		return
-	}
-	engine.Await(r, t, b.done)
-}
-
-func (b *ijFire) done(r *engine.Record, lk state.Lookup, err error) {
-	j := b.j
-	if err == nil {
-		err = j.fire(b.due, lk.Value, lk.Found)
-	} else {
-		err = fmt.Errorf("%s: read state: %w", j.name, err)
-	}
-	b.due = engine.DueKey{}
-	b.next, j.free = j.free, b
-	r.Finish(err)
 }

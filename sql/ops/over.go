@@ -8,7 +8,6 @@ import (
 	"clink/engine/event"
 	"clink/sql/expr"
 	"clink/sql/types"
-	"clink/state"
 )
 
 // OverFunc is the function of one OVER call.
@@ -100,7 +99,6 @@ type Over struct {
 	accs   []expr.Accumulator // per call; nil but for aggregates
 	zeros  [][]byte
 	rowBuf []byte
-	free   *overFire
 	drop   dropBody
 }
 
@@ -182,21 +180,7 @@ func (o *Over) OnWatermark(wm int64) error {
 
 // FireTimers submits one fire body per due partition (async path).
 func (o *Over) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
-	due, err := o.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
-	}
-	for _, d := range due {
-		b := o.free
-		if b == nil {
-			b = &overFire{o: o}
-		} else {
-			o.free = b.next
-		}
-		b.due, b.wm = d, wm
-		submit(state.Hash(o.seed, d.Key), b)
-	}
-	return nil
+	return o.fireDueAsync(&o.keyed, wm, o.fire, submit)
 }
 
 // Close releases nothing.
@@ -261,37 +245,4 @@ func (o *Over) fire(d engine.DueKey, wm int64, val []byte, found bool) error {
 	}
 	ps.pending = ps.pending[n:]
 	return o.put(d.Key, ps.encode())
-}
-
-// overFire is one due partition's async fire: one GetAsync, then fire.
-type overFire struct {
-	o    *Over
-	due  engine.DueKey
-	wm   int64
-	next *overFire
-}
-
-// Label renders the partition key for runtime events.
-func (b *overFire) Label() string { return b.o.label(b.due.Key) }
-
-// Run issues the partition's read.
-func (b *overFire) Run(r *engine.Record) {
-	lk, t := b.o.async.GetAsync(b.o.ctx.OpID, b.due.Key, 0)
-	if t == nil {
-		b.done(r, lk, nil)
-		return
-	}
-	engine.Await(r, t, b.done)
-}
-
-func (b *overFire) done(r *engine.Record, lk state.Lookup, err error) {
-	o := b.o
-	if err == nil {
-		err = o.fire(b.due, b.wm, lk.Value, lk.Found)
-	} else {
-		err = fmt.Errorf("%s: read state: %w", o.name, err)
-	}
-	b.due = engine.DueKey{}
-	b.next, o.free = o.free, b
-	r.Finish(err)
 }

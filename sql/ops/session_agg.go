@@ -7,7 +7,6 @@ import (
 	"clink/engine/event"
 	"clink/sql/expr"
 	"clink/sql/types"
-	"clink/state"
 )
 
 // SessionAggConfig is a GROUP BY over a SESSION window on a watermarked,
@@ -45,7 +44,6 @@ type SessionAggregate struct {
 	eventClock
 	agg  *Aggregate
 	cfg  SessionAggConfig
-	free *sessionFire
 	drop dropBody
 }
 
@@ -138,21 +136,7 @@ func (s *SessionAggregate) OnWatermark(wm int64) error {
 
 // FireTimers submits one fire body per due key (async path).
 func (s *SessionAggregate) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
-	due, err := s.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.agg.name, err)
-	}
-	for _, d := range due {
-		b := s.free
-		if b == nil {
-			b = &sessionFire{s: s}
-		} else {
-			s.free = b.next
-		}
-		b.due, b.wm = d, wm
-		submit(state.Hash(s.agg.seed, d.Key), b)
-	}
-	return nil
+	return s.fireDueAsync(&s.agg.keyed, wm, s.fire, submit)
 }
 
 // Close releases nothing.
@@ -330,37 +314,4 @@ func (s *SessionAggregate) result(group types.Row, ss session) (types.Row, error
 		out = append(out, acc.Result())
 	}
 	return out, nil
-}
-
-// sessionFire is one due key's async fire: one GetAsync, then fire.
-type sessionFire struct {
-	s    *SessionAggregate
-	due  engine.DueKey
-	wm   int64
-	next *sessionFire
-}
-
-// Label renders the key for runtime events.
-func (b *sessionFire) Label() string { return b.s.agg.label(b.due.Key) }
-
-// Run issues the key's read.
-func (b *sessionFire) Run(r *engine.Record) {
-	lk, t := b.s.agg.async.GetAsync(b.s.agg.ctx.OpID, b.due.Key, 0)
-	if t == nil {
-		b.done(r, lk, nil)
-		return
-	}
-	engine.Await(r, t, b.done)
-}
-
-func (b *sessionFire) done(r *engine.Record, lk state.Lookup, err error) {
-	s := b.s
-	if err == nil {
-		err = s.fire(b.due, b.wm, lk.Value, lk.Found)
-	} else {
-		err = fmt.Errorf("%s: read state: %w", s.agg.name, err)
-	}
-	b.due = engine.DueKey{}
-	b.next, s.free = s.free, b
-	r.Finish(err)
 }

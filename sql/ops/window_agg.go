@@ -8,7 +8,6 @@ import (
 	"clink/engine/event"
 	"clink/sql/expr"
 	"clink/sql/types"
-	"clink/state"
 )
 
 // WindowAggConfig is a GROUP BY over window columns on a watermarked,
@@ -38,7 +37,6 @@ type WindowAggregate struct {
 	eventClock
 	agg  *Aggregate
 	cfg  WindowAggConfig
-	free *fireBody
 	drop dropBody
 }
 
@@ -116,21 +114,9 @@ func (w *WindowAggregate) OnWatermark(wm int64) error {
 
 // FireTimers submits one fire body per due key (async path).
 func (w *WindowAggregate) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
-	due, err := w.timers.Due(wm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", w.agg.name, err)
-	}
-	for _, d := range due {
-		b := w.free
-		if b == nil {
-			b = &fireBody{w: w}
-		} else {
-			w.free = b.next
-		}
-		b.due = d
-		submit(state.Hash(w.agg.seed, d.Key), b)
-	}
-	return nil
+	return w.fireDueAsync(&w.agg.keyed, wm, func(d engine.DueKey, _ int64, val []byte, found bool) error {
+		return w.fire(d, val, found)
+	}, submit)
 }
 
 // Close releases nothing.
@@ -313,38 +299,6 @@ func (w *WindowAggregate) store(key []byte, h winHead, n int64) error {
 		return fmt.Errorf("%s: %w", w.agg.name, err)
 	}
 	return w.agg.put(key, buf)
-}
-
-// fireBody is one due key's async fire: one GetAsync, then fire.
-type fireBody struct {
-	w    *WindowAggregate
-	due  engine.DueKey
-	next *fireBody
-}
-
-// Label renders the key for runtime events.
-func (b *fireBody) Label() string { return b.w.agg.label(b.due.Key) }
-
-// Run issues the key's read.
-func (b *fireBody) Run(r *engine.Record) {
-	lk, t := b.w.agg.async.GetAsync(b.w.agg.ctx.OpID, b.due.Key, 0)
-	if t == nil {
-		b.done(r, lk, nil)
-		return
-	}
-	engine.Await(r, t, b.done)
-}
-
-func (b *fireBody) done(r *engine.Record, lk state.Lookup, err error) {
-	w := b.w
-	if err == nil {
-		err = w.fire(b.due, lk.Value, lk.Found)
-	} else {
-		err = fmt.Errorf("%s: read state: %w", w.agg.name, err)
-	}
-	b.due = engine.DueKey{}
-	b.next, w.free = w.free, b
-	r.Finish(err)
 }
 
 // dropBody finishes a late record without touching state.
