@@ -156,7 +156,11 @@ func (p *printer) stmt(s Statement) {
 		}
 		p.WriteString(QuoteIdent(s.Name))
 	case *Show:
-		p.f("SHOW %s", s.What)
+		if s.What == "SETTING" {
+			p.f("SHOW %s", QuoteString(s.Setting))
+		} else {
+			p.f("SHOW %s", s.What)
+		}
 	case *Describe:
 		p.f("DESCRIBE %s", QuoteIdent(s.Name))
 	case *Explain:

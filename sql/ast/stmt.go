@@ -69,10 +69,12 @@ type Drop struct {
 	IfExists bool
 }
 
-// Show is "SHOW TABLES" or "SHOW VIEWS".
+// Show is "SHOW TABLES", "SHOW VIEWS", "SHOW ALL" (every setting) or
+// "SHOW name" (one setting, What "SETTING").
 type Show struct {
-	At   Pos
-	What string
+	At      Pos
+	What    string
+	Setting string // the setting's name when What is "SETTING"
 }
 
 // Describe is "DESCRIBE name" (also DESC name).

@@ -283,13 +283,22 @@ func (p *parser) drop(start token) ast.Statement {
 }
 
 func (p *parser) show(start token) ast.Statement {
-	for _, w := range []string{"TABLES", "VIEWS", "MATERIALIZED VIEWS"} {
+	for _, w := range []string{"TABLES", "VIEWS", "MATERIALIZED VIEWS", "ALL"} {
 		if p.acceptKw(strings.Fields(w)...) {
 			return &ast.Show{At: start.pos, What: strings.TrimPrefix(w, "MATERIALIZED ")}
 		}
 	}
-	p.fail("TABLES or VIEWS")
-	return nil
+	s := &ast.Show{At: p.tok().pos, What: "SETTING"} // errors point at the name
+	switch p.tok().kind {
+	case tString:
+		s.Setting, _ = p.stringLit("setting name")
+	case tIdent:
+		s.Setting = p.dottedName()
+	default:
+		p.fail("TABLES, VIEWS, ALL or a setting name")
+		return nil
+	}
+	return s
 }
 
 func (p *parser) set(start token) ast.Statement {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,31 +260,59 @@ func (s *Session) show(st *ast.Show) (*Result, error) {
 		for _, n := range s.cat.Views() {
 			rows = append(rows, []string{n, "view", ""})
 		}
+	case "ALL":
+		return &Result{Columns: []string{"setting", "value"}, Rows: s.settings()}, nil
+	case "SETTING":
+		for _, kv := range s.settings() {
+			if kv[0] == strings.ToLower(st.Setting) || (kv[0] == "state" && isStateKey(st.Setting)) {
+				return &Result{Columns: []string{kv[0]}, Rows: [][]string{{kv[1]}}}, nil
+			}
+		}
+		return nil, ast.Errorf(st.At, "unknown setting %s (SHOW ALL lists them)", st.Setting)
 	default:
 		return nil, ast.Errorf(st.At, "SHOW %s is not supported", st.What)
 	}
 	return &Result{Columns: []string{"name", "kind", "connector"}, Rows: rows}, nil
 }
 
-func (s *Session) set(st *ast.Set) (*Result, error) {
-	switch strings.ToLower(st.Key) {
+// settings lists what SET changes, with the current values (the state
+// URI redacted), for SHOW ALL and SHOW name.
+func (s *Session) settings() [][]string {
+	return [][]string{
+		{"parallelism", strconv.Itoa(s.cfg.Parallelism)},
+		{"state", stateuri.Redact(s.cfg.StateURI)},
+		{plan.AllowedLatenessOption, (time.Duration(s.cat.AllowedLateness()) * time.Millisecond).String()},
+		{connector.IdleTimeoutOption, s.cfg.IdleTimeout.String()},
+	}
+}
+
+func isStateKey(k string) bool {
+	switch strings.ToLower(k) {
 	case "state", "state.uri", "state_uri":
+		return true
+	}
+	return false
+}
+
+func (s *Session) set(st *ast.Set) (*Result, error) {
+	switch key := strings.ToLower(st.Key); {
+	case isStateKey(key):
 		if err := s.SetStateURI(st.Value); err != nil {
 			return nil, ast.Errorf(st.At, "%v", err)
 		}
-	case "parallelism":
+	case key == "parallelism":
 		var p int
 		if _, err := fmt.Sscan(st.Value, &p); err != nil || p < 1 {
 			return nil, ast.Errorf(st.At, "parallelism must be a positive integer, got %q", st.Value)
 		}
 		s.cfg.Parallelism = p
-	case plan.AllowedLatenessOption:
+	case key == plan.AllowedLatenessOption:
 		ms, err := plan.ParseLateness(st.Value)
 		if err != nil {
 			return nil, ast.Errorf(st.At, "%v", err)
 		}
 		s.cat.SetAllowedLateness(ms)
-	case connector.IdleTimeoutOption:
+	case key == connector.IdleTimeoutOption:
 		d, err := time.ParseDuration(strings.TrimSpace(st.Value))
 		if err != nil || d < 0 {
 			return nil, ast.Errorf(st.At, "%s: want a non-negative duration such as '5s' or '500ms', got %q", connector.IdleTimeoutOption, st.Value)

@@ -65,3 +65,51 @@ func TestIdleTimeoutSessionDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestShowSettings: SHOW ALL lists every setting with its current value
+// (the state URI redacted), SHOW name gives one, an unknown name is a
+// positioned error.
+func TestShowSettings(t *testing.T) {
+	s, _ := idleSession(t, "memory://", 1, "SET 'window.allowed-lateness' = '1500ms'; SET parallelism = 3;")
+	res, err := s.Exec(context.Background(), "SHOW ALL;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, row := range res[0].Rows {
+		got[row[0]] = row[1]
+	}
+	want := map[string]string{"parallelism": "3", "state": "memory://", "window.allowed-lateness": "1.5s", "watermark.idle-timeout": "0s"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("SHOW ALL: %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	for _, q := range []string{"SHOW 'window.allowed-lateness';", "SHOW window.allowed_lateness;"} {
+		res, err := s.Exec(context.Background(), q)
+		if q == "SHOW window.allowed_lateness;" {
+			if err == nil || !strings.Contains(err.Error(), "unknown setting") || !strings.Contains(err.Error(), "1:6") {
+				t.Errorf("%s: error %v, want a positioned unknown-setting error", q, err)
+			}
+			continue
+		}
+		if err != nil || len(res[0].Rows) != 1 || res[0].Rows[0][0] != "1.5s" {
+			t.Errorf("%s: %v %v", q, res, err)
+		}
+	}
+}
+
+// TestShowRedactsState: SHOW never prints a state URI's secret.
+func TestShowRedactsState(t *testing.T) {
+	s, _ := idleSession(t, "memory://", 1, "")
+	if _, err := s.Exec(context.Background(), "SET state = 'remote-read://bucket/p?endpoint=http://127.0.0.1:1&secret_key=hunter2';"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Exec(context.Background(), "SHOW state;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res[0].Rows[0][0]; strings.Contains(v, "hunter2") {
+		t.Fatalf("SHOW state printed the secret: %s", v)
+	}
+}
