@@ -49,11 +49,17 @@ func DirOf(u *url.URL) (string, error) {
 }
 
 // Open builds a pool from a disagg-file:// URI (the state URI factory's
-// hook). Query parameters belong to the backend and are ignored here.
+// hook). retain=N (default objpool.DefaultRetain, or all) sets how many
+// checkpoints stay restorable; other query parameters belong to the
+// backend and are ignored here.
 func Open(u *url.URL) (state.RemotePool, error) {
 	dir, err := DirOf(u)
 	if err != nil {
 		return nil, err
 	}
-	return New(dir, objpool.Config{})
+	retain, err := objpool.RetainOf(u.Query())
+	if err != nil {
+		return nil, fmt.Errorf("filepool: %w", err)
+	}
+	return New(dir, objpool.Config{Retain: retain})
 }

@@ -236,3 +236,40 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// List walks the directory for the keys starting with prefix (slash
+// separated, relative to the directory), skipping hidden files (the lock,
+// temp files of writes in flight).
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	root := s.dir
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		root = filepath.Join(s.dir, filepath.FromSlash(prefix[:i]))
+	}
+	var keys []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") || d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.dir, p)
+		if err != nil {
+			return err
+		}
+		if key := filepath.ToSlash(rel); strings.HasPrefix(key, prefix) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: list %s: %w", s, prefix, classify(err))
+	}
+	return keys, nil
+}

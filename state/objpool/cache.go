@@ -55,6 +55,17 @@ func (c *lru) put(key string, val any, size int64) {
 	c.shrinkLocked()
 }
 
+// remove drops key (an object garbage collection deleted).
+func (c *lru) remove(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok {
+		c.ll.Remove(e)
+		delete(c.m, key)
+		c.bytes -= e.Value.(*lruEntry).size
+	}
+}
+
 // shrinkLocked evicts least recently used entries down to max (keeping
 // the newest one).
 func (c *lru) shrinkLocked() {

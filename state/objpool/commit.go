@@ -23,7 +23,10 @@ import (
 //
 // Nothing is visible until step 4 succeeds, so a crash anywhere before it
 // leaves only unreferenced objects; a writer that lost step 4 is fenced.
-func (p *Pool) Commit(ctx context.Context, d *state.Delta) error {
+//
+// Then, with Config.Retain set, it garbage-collects what no retained
+// checkpoint references (gc.go); that never fails the commit.
+func (p *Pool) Commit(ctx context.Context, d *state.Delta) (err error) {
 	if err := p.check(); err != nil {
 		return err
 	}
@@ -32,6 +35,11 @@ func (p *Pool) Commit(ctx context.Context, d *state.Delta) error {
 	}
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
+	defer func() {
+		if err != nil {
+			p.gc.swept = false // a failed attempt may have left objects
+		}
+	}()
 	cur, etag, exists, err := p.readCurrent(ctx)
 	if err != nil {
 		return fmt.Errorf("commit %d: %w", d.ID, err)
@@ -57,6 +65,7 @@ func (p *Pool) Commit(ctx context.Context, d *state.Delta) error {
 	p.mu.Lock()
 	p.served = m
 	p.mu.Unlock()
+	p.collect(ctx, m)
 	return nil
 }
 

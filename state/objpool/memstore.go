@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 )
 
@@ -82,6 +84,20 @@ func (m *MemStore) Delete(ctx context.Context, key string) error {
 	defer m.mu.Unlock()
 	delete(m.objs, key)
 	return nil
+}
+
+// List returns the keys starting with prefix, sorted.
+func (m *MemStore) List(ctx context.Context, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k := range m.objs {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Keys returns the number of objects stored (for tests).

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +37,11 @@ type Config struct {
 	CacheBytes int64
 	Retry      RetryPolicy
 	Breaker    BreakerPolicy
+	// Retain is how many of the newest checkpoints stay restorable: after
+	// each commit, objects no retained checkpoint references are deleted
+	// (see gc.go). 0 keeps every checkpoint and deletes nothing; the state
+	// URI's retain=N sets it (DefaultRetain when absent).
+	Retain int
 	// WriterID names this writer in object keys; default random. Two pools
 	// must never share one.
 	WriterID string
@@ -69,6 +77,9 @@ func (c *Config) defaults() error {
 	if c.CacheBytes <= 0 {
 		c.CacheBytes = 64 << 20
 	}
+	if c.Retain < 0 {
+		return fmt.Errorf("objpool: Retain %d is negative", c.Retain)
+	}
 	if c.WriterID == "" {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -88,7 +99,9 @@ type Pool struct {
 	seq    atomic.Uint64
 	closed atomic.Bool
 
-	commitMu sync.Mutex // one commit at a time
+	commitMu sync.Mutex // one commit (and its garbage collection) at a time
+	gc       gcState    // guarded by commitMu
+	gcStats  gcCounters
 	mu       sync.RWMutex
 	served   *manifest
 }
@@ -199,14 +212,36 @@ func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifes
 	m, err := p.loadManifest(ctx, cur.Manifest)
 	for err == nil && m.Checkpoint != id {
 		if key, ok := m.findAncestor(id); ok {
-			return p.loadManifest(ctx, key)
+			m, err = p.loadManifest(ctx, key)
+			break
 		}
 		if len(m.Ancestors) == 0 || m.Ancestors[len(m.Ancestors)-1].ID < id {
-			return nil, fmt.Errorf("objpool %s: checkpoint %d: %w", p, id, state.ErrNoCheckpoint)
+			return nil, p.notRestorable(ctx, id, cur, "is not in the checkpoint chain")
 		}
 		m, err = p.loadManifest(ctx, m.Ancestors[len(m.Ancestors)-1].Manifest)
 	}
+	if errors.Is(err, ErrNotFound) {
+		return nil, p.notRestorable(ctx, id, cur, "was garbage-collected")
+	}
 	return m, err
+}
+
+// notRestorable is the error for a checkpoint id that cannot be restored,
+// naming the ones that can: CURRENT's and those of its ancestors whose
+// manifests still exist (garbage collection keeps the newest retain=N).
+func (p *Pool) notRestorable(ctx context.Context, id state.CheckpointID, cur current, why string) error {
+	var ids []string
+	m, err := p.loadManifest(ctx, cur.Manifest)
+	for n := 0; err == nil && n < 64; n++ {
+		ids = append(ids, strconv.FormatUint(uint64(m.Checkpoint), 10))
+		if len(m.Ancestors) == 0 {
+			break
+		}
+		m, err = p.loadManifest(ctx, m.Ancestors[0].Manifest)
+	}
+	slices.Reverse(ids)
+	return fmt.Errorf("objpool %s: checkpoint %d %s; restorable checkpoints: %s: %w",
+		p, id, why, strings.Join(ids, ", "), state.ErrNoCheckpoint)
 }
 
 // Latest returns the checkpoint CURRENT names (0 for an empty pool).

@@ -186,4 +186,9 @@ func (r *resilient) Delete(ctx context.Context, key string) error {
 	return r.do(ctx, func() error { return r.inner.Delete(ctx, key) })
 }
 
+func (r *resilient) List(ctx context.Context, prefix string) (keys []string, err error) {
+	err = r.do(ctx, func() (e error) { keys, e = r.inner.List(ctx, prefix); return e })
+	return keys, err
+}
+
 func (r *resilient) String() string { return r.inner.String() }

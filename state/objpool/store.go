@@ -26,6 +26,10 @@ type ObjectStore interface {
 	PutIfMatch(ctx context.Context, key string, data []byte, etag string) (newEtag string, err error)
 	// Delete removes key; deleting an absent key is not an error.
 	Delete(ctx context.Context, key string) error
+	// List returns the keys that start with prefix, in any order. Only
+	// garbage collection lists (to find objects no manifest names, such as
+	// a torn commit's); reads and restores never do.
+	List(ctx context.Context, prefix string) ([]string, error)
 	// String names the store for error messages (bucket, prefix, endpoint;
 	// never secrets).
 	String() string

@@ -127,7 +127,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 }
 
 // ParseURI reads remote-read://BUCKET/PREFIX?endpoint=URL&region=R into a
-// Config with credentials from the environment. Other query parameters
+// Config with credentials from the environment; retain=N (default
+// objpool.DefaultRetain, or all) sets how many checkpoints garbage
+// collection keeps restorable. Other query parameters
 // (io_threads, hot_max_bytes, ...) belong to the backend and are ignored.
 func ParseURI(u *url.URL) (Config, error) {
 	if u.Scheme != Scheme {
@@ -135,6 +137,11 @@ func ParseURI(u *url.URL) (Config, error) {
 	}
 	q := u.Query()
 	cfg := Config{Bucket: u.Host, Prefix: prefixOf(u.Path), Endpoint: q.Get("endpoint"), Region: q.Get("region")}
+	retain, err := objpool.RetainOf(q)
+	if err != nil {
+		return Config{}, fmt.Errorf("s3pool: %w", err)
+	}
+	cfg.Pool.Retain = retain
 	cfg.FromEnv()
 	return cfg, cfg.validate()
 }

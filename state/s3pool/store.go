@@ -111,6 +111,29 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+// List pages through ListObjectsV2 under the store's prefix and returns
+// the keys relative to it. It needs s3:ListBucket on the bucket; without
+// it garbage collection falls back to the keys manifests name.
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	full := s.key(prefix)
+	var keys []string
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &full})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, s.classify("list", prefix, err)
+		}
+		for _, o := range out.Contents {
+			k := aws.ToString(o.Key)
+			if s.prefix != "" {
+				k = strings.TrimPrefix(k, s.prefix+"/")
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
 // classify wraps an SDK error in the objpool error class it belongs to,
 // with the bucket, key and endpoint, and a hint for the ones users fix.
 func (s *Store) classify(op, key string, err error) error {

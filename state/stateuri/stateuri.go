@@ -4,7 +4,11 @@
 //	memory://
 //	disagg-local://?io_threads=1&hot_max_bytes=64MiB&latency=uniform(0.5ms,2ms)&warm_restore=true
 //	remote-read://BUCKET/PREFIX?endpoint=http://127.0.0.1:8333&region=us-east-1&io_threads=8&hot_max_bytes=1GiB
-//	disagg-file:///var/lib/clink/state?hot_max_bytes=256MiB   (or disagg-file://./relative/dir)
+//	disagg-file:///var/lib/clink/state?hot_max_bytes=256MiB&retain=5   (or disagg-file://./relative/dir)
+//
+// retain=N (disagg-file and remote-read; default 3, or all) keeps the newest
+// N checkpoints restorable and garbage-collects older ones after each
+// commit (docs/object-layout.md).
 //
 // remote-read:// and disagg-file:// need pool openers registered with
 // RegisterPool; importing clink/state/pools registers both.
@@ -24,6 +28,7 @@ import (
 	"clink/engine/event"
 	"clink/state"
 	"clink/state/mempool"
+	"clink/state/objpool"
 )
 
 // Schemes the factory knows.
@@ -87,6 +92,10 @@ type Config struct {
 	HotMaxBytes int64 // 0: unbounded
 	Latency     async.Latency
 	WarmRestore bool
+	// Retain is how many of the newest checkpoints a durable pool keeps
+	// restorable (retain=N, default objpool.DefaultRetain; retain=all is 0:
+	// never garbage-collect). disagg-file and remote-read only.
+	Retain int
 }
 
 // Factory builds the backends of one job over one shared pool.
@@ -247,15 +256,21 @@ func Parse(uri string) (Config, *url.URL, error) {
 		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
 			return bad("%v", err)
 		}
+		if cfg.Retain, err = objpool.RetainOf(q); err != nil {
+			return bad("%v", err)
+		}
 		return cfg, poolURL(u, q), nil
 	case DisaggFile:
 		if cfg.Dir = u.Host + u.Path; cfg.Dir == "" {
 			return bad("disagg-file:// needs a directory: disagg-file:///var/lib/clink/state or disagg-file://./state")
 		}
-		if err := onlyKeys(q, "io_threads", "hot_max_bytes", "warm_restore"); err != nil {
+		if err := onlyKeys(q, "io_threads", "hot_max_bytes", "warm_restore", "retain"); err != nil {
 			return bad("%v", err)
 		}
 		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
+			return bad("%v", err)
+		}
+		if cfg.Retain, err = objpool.RetainOf(q); err != nil {
 			return bad("%v", err)
 		}
 		return cfg, poolURL(u, q), nil

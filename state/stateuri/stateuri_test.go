@@ -27,7 +27,11 @@ func TestParse(t *testing.T) {
 			Config{Scheme: DisaggLocal, IOThreads: 1, Latency: async.Uniform{Min: 500 * time.Microsecond, Max: 2 * time.Millisecond}}},
 		{"disagg-local://?hot_max_bytes=1048576", Config{Scheme: DisaggLocal, IOThreads: 1, HotMaxBytes: 1 << 20, Latency: async.Fixed(0)}},
 		{"remote-read://bkt/some/prefix?endpoint=http://127.0.0.1:9000&hot_max_bytes=1GiB",
-			Config{Scheme: RemoteRead, Bucket: "bkt", Prefix: "some/prefix", IOThreads: 8, HotMaxBytes: 1 << 30, Latency: async.Fixed(0)}},
+			Config{Scheme: RemoteRead, Bucket: "bkt", Prefix: "some/prefix", IOThreads: 8, HotMaxBytes: 1 << 30, Latency: async.Fixed(0), Retain: 3}},
+		{"remote-read://bkt/p?retain=7", Config{Scheme: RemoteRead, Bucket: "bkt", Prefix: "p", IOThreads: 8, HotMaxBytes: def, Latency: async.Fixed(0), Retain: 7}},
+		{"disagg-file:///var/x?retain=5", Config{Scheme: DisaggFile, Dir: "/var/x", IOThreads: 8, HotMaxBytes: def, Latency: async.Fixed(0), Retain: 5}},
+		{"disagg-file://./d?retain=all", Config{Scheme: DisaggFile, Dir: "./d", IOThreads: 8, HotMaxBytes: def, Latency: async.Fixed(0)}},
+		{"disagg-file://d", Config{Scheme: DisaggFile, Dir: "d", IOThreads: 8, HotMaxBytes: def, Latency: async.Fixed(0), Retain: 3}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.uri, func(t *testing.T) {
@@ -62,6 +66,11 @@ func TestParseErrors(t *testing.T) {
 		{"disagg-local://?%zz", "query"},
 		{"remote-read://", "needs a bucket"},
 		{"remote-read://b/p?latency=1ms", "latency is for disagg-local"},
+		{"disagg-file://d?retain=0", `retain="0": want a positive number of checkpoints to keep, or all`},
+		{"disagg-file://d?retain=-1", `retain="-1"`},
+		{"disagg-file://d?retain=three", `retain="three"`},
+		{"remote-read://b/p?retain=", `retain=""`},
+		{"disagg-local://?retain=3", "unknown option retain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.uri, func(t *testing.T) {

@@ -27,7 +27,7 @@ type hook struct {
 func NewHookStore(inner objpool.ObjectStore) *HookStore { return &HookStore{ObjectStore: inner} }
 
 // On runs fn before every op ("get", "range", "put-absent", "put-match",
-// "delete"; "" for all) on keys starting with prefix; a non-nil error from
+// "delete", "list"; "" for all) on keys starting with prefix; a non-nil error from
 // fn is returned instead of calling the store.
 func (h *HookStore) On(op, prefix string, fn func() error) {
 	h.mu.Lock()
@@ -90,4 +90,20 @@ func (h *HookStore) PutIfMatch(ctx context.Context, key string, data []byte, eta
 		return "", err
 	}
 	return h.ObjectStore.PutIfMatch(ctx, key, data, etag)
+}
+
+// Delete forwards unless a hook fails it.
+func (h *HookStore) Delete(ctx context.Context, key string) error {
+	if err := h.before("delete", key); err != nil {
+		return err
+	}
+	return h.ObjectStore.Delete(ctx, key)
+}
+
+// List forwards unless a hook fails it (the hook sees the prefix as key).
+func (h *HookStore) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := h.before("list", prefix); err != nil {
+		return nil, err
+	}
+	return h.ObjectStore.List(ctx, prefix)
 }

@@ -31,10 +31,16 @@ func Run(t *testing.T, newStore NewStore) {
 		{"TransientRetried", testTransient},
 		{"BreakerOpens", testBreaker},
 		{"PermanentNotRetried", testPermanent},
+		{"GCRetain", testGCRetain},
+		{"GCCrash", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.fn == nil {
+			switch {
+			case tc.name == "GCCrash":
+				testGCCrash(t, newStore)
+				return
+			case tc.fn == nil:
 				testTornCommit(t, newStore)
 				return
 			}
