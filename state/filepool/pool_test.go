@@ -3,6 +3,8 @@ package filepool
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -122,5 +124,69 @@ func TestURIAndBadInput(t *testing.T) {
 		if _, err := s.PutIfAbsent(context.Background(), key, nil); err == nil {
 			t.Errorf("PutIfAbsent(%q) accepted a bad key", key)
 		}
+	}
+}
+
+// retain=N in the URI bounds the directory: after many commits it holds
+// CURRENT and the objects of the newest N checkpoints, each restorable,
+// and a restore of an older one names the restorable ones.
+func TestURIRetain(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "state")
+	u, _ := url.Parse("disagg-file://" + dir + "?retain=2")
+	p, err := Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	model, snaps := objpooltest.Model{}, map[state.CheckpointID]objpooltest.Model{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for id := state.CheckpointID(1); id <= 12; id++ {
+		if err := p.Commit(ctx, objpooltest.Workload(rng, model, id, 100, 400)); err != nil {
+			t.Fatal(err)
+		}
+		snaps[id] = maps.Clone(model)
+	}
+	st, _ := NewStore(dir)
+	live, ids, err := objpooltest.Reachable(ctx, st, 2)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("retained %v, %v", ids, err)
+	}
+	var files []string
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !live[f] {
+			t.Errorf("%s survives garbage collection", f)
+		}
+	}
+	if len(files) != len(live) {
+		t.Fatalf("%d files, want %d", len(files), len(live))
+	}
+	r, err := Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, id := range ids {
+		if err := r.Restore(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		objpooltest.Check(t, r, snaps[id], 400)
+	}
+	if err := r.Restore(ctx, 3); !errors.Is(err, state.ErrNoCheckpoint) || !strings.Contains(err.Error(), "restorable checkpoints: 11, 12") {
+		t.Fatalf("Restore(3) = %v, want an error naming 11 and 12", err)
+	}
+	bad, _ := url.Parse("disagg-file://" + dir + "?retain=0")
+	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "retain") {
+		t.Fatalf("Open(retain=0) = %v, want a retain error", err)
 	}
 }

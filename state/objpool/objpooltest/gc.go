@@ -174,6 +174,20 @@ func testGCRetain(t *testing.T, s objpool.ObjectStore) {
 	}
 }
 
+// testGCNoList: a store that refuses to list (no s3:ListBucket) still
+// gets dropped checkpoints collected, from the manifests that name them.
+func testGCNoList(t *testing.T, s objpool.ObjectStore) {
+	h := NewHookStore(s)
+	h.On("list", "", func() error { return fmt.Errorf("list: %w", objpool.ErrAccessDenied) })
+	w := newPool(t, h, gcConfig)
+	model, snaps := Model{}, map[state.CheckpointID]Model{}
+	history(t, w, rand.New(rand.NewPCG(41, 42)), model, snaps, 1, 9)
+	checkRetained(t, s, snaps, false)
+	if st := w.GCStats(); st.Sweeps != 0 || st.Deleted == 0 || st.LastErr != nil {
+		t.Fatalf("GC stats %+v: want deletions without sweeps", st)
+	}
+}
+
 // testGCCrash kills garbage collection after each of its deletes (every
 // later store call fails), in a listing sweep and in a collection of
 // dropped manifests: all retained checkpoints stay restorable, and the

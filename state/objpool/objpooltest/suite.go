@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"BreakerOpens", testBreaker},
 		{"PermanentNotRetried", testPermanent},
 		{"GCRetain", testGCRetain},
+		{"GCWithoutList", testGCNoList},
 		{"GCCrash", nil},
 	}
 	for _, tc := range tests {
