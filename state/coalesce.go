@@ -28,6 +28,7 @@ type parkedRead struct {
 	op  OpID
 	key []byte
 	t   *async.Task[Lookup]
+	res reservation // the key's placeholder, when the inner backend is remote
 }
 
 var _ interface {
@@ -47,12 +48,25 @@ func NewCoalescingBackend(inner AsyncBackend) *CoalescingBackend {
 func (c *CoalescingBackend) Inner() AsyncBackend { return c.AsyncBackend }
 
 // GetAsync returns a hot hit at once; a miss is parked until Flush.
+//
+// On a RemoteReadBackend a miss reserves its key's placeholder at once (one
+// lookup for the hit test and the reservation), and the flush loads the
+// reserved entries and writes each result through just before its reader
+// resumes.
 func (c *CoalescingBackend) GetAsync(op OpID, key []byte, _ int64) (Lookup, *async.Task[Lookup]) {
 	if c.remote != nil {
-		if lk, ok := c.remote.GetHot(op, key); ok {
+		lk, res, ok := c.remote.hitOrReserve(op, key)
+		if ok {
 			return lk, nil
 		}
-	} else if c.hot != nil {
+		if res.e == nil {
+			return Lookup{}, async.Resolved(Lookup{}, ErrClosed)
+		}
+		t := async.New(noop[Lookup])
+		c.pending = append(c.pending, parkedRead{op: op, key: append([]byte(nil), key...), t: t, res: res})
+		return Lookup{}, t
+	}
+	if c.hot != nil {
 		if lk, ok := c.hot.GetHot(op, key); ok {
 			return lk, nil
 		}
@@ -134,6 +148,18 @@ func (c *CoalescingBackend) Flush() bool {
 // issue loads one operator's parked reads with a single GetManyAsync.
 func (c *CoalescingBackend) issue(op OpID, group []parkedRead) {
 	c.flushes++
+	if c.remote != nil {
+		rs := make([]reservation, len(group))
+		keys := make([]Key, len(group))
+		for i, r := range group {
+			rs[i] = r.res
+			keys[i] = Key{Op: op, Key: r.key} // the parked keys are private copies
+		}
+		c.remote.loadReserved(op, rs, keys, func(j int, lk Lookup, err error) {
+			group[j].t.Complete(lk, err)
+		})
+		return
+	}
 	keys := make([][]byte, len(group))
 	for i, r := range group {
 		keys[i] = r.key
@@ -165,6 +191,13 @@ func (c *CoalescingBackend) issue(op OpID, group []parkedRead) {
 func (c *CoalescingBackend) failPending(err error) {
 	batch := c.pending
 	c.pending = nil
+	if c.remote != nil && len(batch) > 0 {
+		rs := make([]reservation, len(batch))
+		for i, r := range batch {
+			rs[i] = r.res
+		}
+		c.remote.release(rs)
+	}
 	for _, r := range batch {
 		r.t.Complete(Lookup{}, err)
 	}

@@ -24,6 +24,7 @@ type entry struct {
 	pins       int32
 	loads      int32
 	owned      bool   // val is the backend's private buffer: Put may overwrite it in place
+	detached   bool   // removed from its tier's map: a later entry may hold its key
 	scan       uint32 // the eviction scan that last skipped it (hotTier.scan)
 	prev, next *entry
 }
@@ -42,7 +43,10 @@ func splitKey(k string) Key {
 }
 
 // hotTier is a byte-budgeted LRU map. It is not safe for concurrent use: its
-// owner holds a mutex.
+// owner holds a mutex. An entry leaves the map only through remove or
+// dropPlaceholder, which mark it detached, so an entry that is not
+// detached is the map's entry for its key (while its tier is the owner's):
+// holders of an entry pointer check that flag instead of looking it up.
 type hotTier struct {
 	m          map[string]*entry
 	head, tail *entry // head is most recently used
@@ -74,6 +78,11 @@ func (h *hotTier) placeholder(k []byte) *entry {
 	if e := h.m[string(k)]; e != nil {
 		return e
 	}
+	return h.insert(k)
+}
+
+// insert adds a placeholder under k, which must be absent.
+func (h *hotTier) insert(k []byte) *entry {
 	e := &entry{k: string(k)}
 	h.m[e.k] = e
 	return e
@@ -140,6 +149,7 @@ func (h *hotTier) remove(e *entry) {
 	if h.m[e.k] == e {
 		delete(h.m, e.k)
 	}
+	e.detached = true
 	if e.valid {
 		h.unlink(e)
 		h.bytes -= e.size
@@ -156,8 +166,9 @@ func (h *hotTier) remove(e *entry) {
 
 // dropPlaceholder removes e if it is a placeholder no load waits on.
 func (h *hotTier) dropPlaceholder(e *entry) {
-	if !e.valid && e.loads == 0 && h.m[e.k] == e {
+	if !e.valid && e.loads == 0 && !e.detached {
 		delete(h.m, e.k)
+		e.detached = true
 	}
 }
 

@@ -61,6 +61,7 @@ type RemoteReadBackend struct {
 	mu            sync.Mutex
 	hot           *hotTier
 	scratch       []byte
+	last          *entry // the entry the runner touched last (see entryLocked)
 	sched         async.Scheduler
 	gen           uint64 // bumped by Restore: older loads and captures go stale
 	lastCommitted CheckpointID
@@ -151,10 +152,11 @@ func (b *RemoteReadBackend) GetHot(op OpID, key []byte) (Lookup, bool) {
 // allocate unless someone listens on the bus.
 func (b *RemoteReadBackend) hitLocked(op OpID, key []byte) (Lookup, bool) {
 	b.scratch = composeKey(b.scratch[:0], op, key)
-	e := b.hot.get(b.scratch)
+	e := b.entryLocked()
 	if e == nil || !e.valid {
 		return Lookup{}, false
 	}
+	b.last = e
 	b.hot.touch(e)
 	b.st.hits++
 	if b.opts.Bus.Wants(event.ReadHit) {
@@ -199,15 +201,22 @@ func (b *RemoteReadBackend) missLocked(op OpID, key []byte) *entry {
 // and a load that a Restore overtook is returned but not cached.
 func (b *RemoteReadBackend) fillLocked(e *entry, gen uint64, lk Lookup, err error) Lookup {
 	e.loads--
-	b.hot.changed(e)
 	b.st.inFlight--
+	// A Restore replaced the tier, or e left it: e is not the tier's
+	// entry for its key (see hotTier).
+	stale := gen != b.gen || e.detached
+	if !stale {
+		b.hot.changed(e)
+	}
 	if err != nil {
 		b.st.loadErrors++
-		b.hot.dropPlaceholder(e)
+		if !stale {
+			b.hot.dropPlaceholder(e)
+		}
 		return Lookup{}
 	}
 	b.st.loadedKeys++
-	if gen != b.gen || b.hot.m[e.k] != e {
+	if stale {
 		return lk
 	}
 	if e.valid {
@@ -239,10 +248,25 @@ func (b *RemoteReadBackend) write(op OpID, key, val []byte, deleted bool) error 
 		return ErrClosed
 	}
 	b.scratch = composeKey(b.scratch[:0], op, key)
-	e := b.hot.placeholder(b.scratch)
+	e := b.entryLocked()
+	if e == nil {
+		e = b.hot.insert(b.scratch)
+	}
+	b.last = e
 	b.hot.write(e, val, deleted)
 	b.evictLocked()
 	return nil
+}
+
+// entryLocked returns the hot tier's entry under the composed key in
+// scratch, or nil. A record reads its key and then writes it, so the entry
+// the runner touched last (a hit, a write or a fill) is checked before the
+// map: a key comparison instead of a hash and a probe of a large map.
+func (b *RemoteReadBackend) entryLocked() *entry {
+	if e := b.last; e != nil && !e.detached && e.k == string(b.scratch) {
+		return e
+	}
+	return b.hot.get(b.scratch)
 }
 
 // evictLocked brings the hot tier back within budget where it can.
@@ -286,7 +310,7 @@ type Stats struct {
 	Hits, Misses          int64
 	Batches, LoadedKeys   int64 // pool reads issued and keys they returned
 	LoadErrors            int64
-	InFlight              int // loads issued and not yet written through
+	InFlight              int // loads issued (or reserved by a coalesced read) and not yet written through
 	Evictions             int64
 	Warmed                int64 // keys filled by warm restore
 	Dirty, Pinned         int

@@ -195,3 +195,120 @@ func (b *RemoteReadBackend) fetchAsync(ctx context.Context, keys []Key, done fun
 		done(nil, fmt.Errorf("load %d keys: %w", len(keys), err))
 	}
 }
+
+// reservation is a coalesced read's claim on its key's placeholder, made
+// when the read is parked: the flush loads it without looking the key up
+// again.
+type reservation struct {
+	e   *entry
+	gen uint64
+}
+
+// hitOrReserve returns the hot value of (op, key), or, on a miss, reserves
+// the key's placeholder (one more load waits on it, counted in flight) for
+// a later loadReserved. The miss is counted when the load is issued. ok is false
+// and r.e nil when the backend is closed.
+func (b *RemoteReadBackend) hitOrReserve(op OpID, key []byte) (lk Lookup, r reservation, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return Lookup{}, reservation{}, false
+	}
+	b.scratch = composeKey(b.scratch[:0], op, key)
+	e := b.entryLocked()
+	if e != nil && e.valid {
+		b.last = e
+		b.hot.touch(e)
+		b.st.hits++
+		if b.opts.Bus.Wants(event.ReadHit) {
+			b.emitKey(event.ReadHit, op, key, 0)
+		}
+		return Lookup{Value: e.val, Found: !e.deleted}, reservation{}, true
+	}
+	if e == nil {
+		e = b.hot.insert(b.scratch)
+	}
+	e.loads++
+	b.st.inFlight++
+	return Lookup{}, reservation{e: e, gen: b.gen}, false
+}
+
+// release gives up reservations that will not be loaded.
+func (b *RemoteReadBackend) release(rs []reservation) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range rs {
+		r.e.loads--
+		b.st.inFlight--
+		if r.gen == b.gen && !r.e.detached {
+			b.hot.changed(r.e)
+			b.hot.dropPlaceholder(r.e)
+		}
+	}
+}
+
+// loadReserved loads reserved keys (keys[j] is rs[j]'s key, owned by the
+// load) in one batched read, counted as misses now, and calls done(j, ...)
+// for each on the runner (through the resume scheduler; inline without
+// one) once its result is written through. Each fill and its done run in
+// turn, so the reader's write finds the entry it just filled; when someone
+// listens on the bus, every fill runs first and the batch's ReadDone comes
+// before the readers, as GetManyAsync orders them.
+func (b *RemoteReadBackend) loadReserved(op OpID, rs []reservation, keys []Key, done func(j int, lk Lookup, err error)) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		b.release(rs)
+		for j := range rs {
+			done(j, Lookup{}, ErrClosed)
+		}
+		return
+	}
+	n := len(rs)
+	b.st.misses += int64(n)
+	if b.opts.Bus.Wants(event.ReadMiss) {
+		for _, k := range keys {
+			b.emitKey(event.ReadMiss, op, k.Key, 0)
+		}
+	}
+	sched := b.sched
+	b.mu.Unlock()
+	b.emitBatch(n)
+	complete := func(loaded []Lookup, err error) {
+		lkAt := func(j int) Lookup {
+			if err != nil {
+				return Lookup{}
+			}
+			return loaded[j]
+		}
+		if b.opts.Bus.Enabled() {
+			lks := make([]Lookup, n)
+			b.mu.Lock()
+			for j, r := range rs {
+				lks[j] = b.fillLocked(r.e, r.gen, lkAt(j), err)
+			}
+			b.mu.Unlock()
+			b.emitDone(n, err)
+			for j := range rs {
+				done(j, lks[j], err)
+			}
+			return
+		}
+		for j, r := range rs {
+			b.mu.Lock()
+			lk := b.fillLocked(r.e, r.gen, lkAt(j), err)
+			if err == nil && r.gen == b.gen && !r.e.detached {
+				b.last = r.e
+			}
+			b.mu.Unlock()
+			done(j, lk, err)
+		}
+	}
+	if sched == nil {
+		complete(b.fetchSync(b.ctx, keys))
+		return
+	}
+	b.fetchAsync(b.ctx, keys, func(loaded []Lookup, err error) {
+		sched.ScheduleResume(async.HandleFunc(func() { complete(loaded, err) }), 0)
+	})
+}

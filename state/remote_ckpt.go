@@ -42,7 +42,7 @@ func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
 	d := &Delta{ID: id, Parent: b.lastCaptured}
 	c := &Capture{Delta: d, owner: b, gen: b.gen}
 	for _, e := range b.hot.dirtyList {
-		if !e.valid || !e.dirty || b.hot.m[e.k] != e {
+		if !e.valid || !e.dirty || e.detached {
 			continue
 		}
 		k := splitKey(e.k)
@@ -160,7 +160,7 @@ func (b *RemoteReadBackend) finish(c *Capture, ok bool) bool {
 	}
 	for _, e := range c.pins {
 		b.hot.unpin(e)
-		if !ok && e.valid && b.hot.m[e.k] == e {
+		if !ok && e.valid && !e.detached {
 			b.hot.setDirty(e, true)
 		}
 	}
@@ -203,6 +203,7 @@ func (b *RemoteReadBackend) Restore(ctx context.Context, id CheckpointID) error 
 	ev := b.hot.evictions
 	b.hot = newHotTier(b.opts.HotMaxBytes)
 	b.hot.evictions = ev
+	b.last = nil // an entry of the replaced tier
 	b.lastCommitted, b.lastCaptured = id, id
 	var w *warmer
 	if b.opts.WarmRestore && id != 0 && b.pool != nil {

@@ -18,6 +18,7 @@ import (
 // virtual and deterministic. Commits, restores and hot keys pass through.
 type LatencyPool struct {
 	state.RemotePool
+	split splitReader // the inner pool when it is a *Pool, else nil
 	clock async.Clock
 
 	mu      sync.Mutex
@@ -52,11 +53,21 @@ func WithLatency(inner state.RemotePool, lat async.Latency, clock async.Clock, s
 	if lat == nil {
 		lat = async.Fixed(0)
 	}
-	return &LatencyPool{
+	p := &LatencyPool{
 		RemotePool: inner, clock: clock, lat: lat,
 		rng:     rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d)),
 		pending: map[uint64]*pendingRead{},
 	}
+	p.split, _ = inner.(splitReader)
+	return p
+}
+
+// splitReader is a pool whose read has a request half (counters, injected
+// faults, cancellation), done when the read is issued, and a response half
+// (the values), done when its round-trip completes: *Pool.
+type splitReader interface {
+	admitRead(ctx context.Context, n int) error
+	serve(keys []state.Key) ([]state.Lookup, error)
 }
 
 // SetLatency changes the distribution of later reads.
@@ -102,11 +113,29 @@ func (p *LatencyPool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lo
 	return p.RemotePool.GetMany(ctx, keys)
 }
 
-// GetManyAsync reads keys as of now and delivers the result one sampled
-// round-trip later from a clock callback. Cancelling ctx or closing the
-// pool delivers an error at once instead.
+// GetManyAsync delivers the values of keys one sampled round-trip later
+// from a clock callback. Cancelling ctx or closing the pool delivers an
+// error at once instead. Over a *Pool the read is split like a real
+// store's: the request (its counters and any injected fault) is decided
+// now, in issue order, and the values are read when the round-trip
+// completes, as of the pool's head then, on the clock's goroutine rather
+// than the caller's; keys must stay unchanged until done is called. Over
+// any other pool the values are read now, on the caller's goroutine.
+//
+// Reading at completion is what a remote store does (it serves a request
+// when it arrives, not when it was sent), and it cannot show a reader an
+// older value than reading at issue: the backend's own commits of a key
+// being loaded are of a value written while the load was in flight, which
+// the fill keeps over the loaded one, and a Restore that overtakes a load
+// makes its result stale either way.
 func (p *LatencyPool) GetManyAsync(ctx context.Context, keys []state.Key, done func([]state.Lookup, error)) {
-	res, err := p.RemotePool.GetMany(ctx, keys)
+	var res []state.Lookup
+	var err error
+	if p.split != nil {
+		err = p.split.admitRead(ctx, len(keys))
+	} else {
+		res, err = p.RemotePool.GetMany(ctx, keys)
+	}
 	d := p.sample()
 	p.mu.Lock()
 	if p.closed {
@@ -116,6 +145,9 @@ func (p *LatencyPool) GetManyAsync(ctx context.Context, keys []state.Key, done f
 	}
 	if d <= 0 {
 		p.mu.Unlock()
+		if p.split != nil && err == nil {
+			res, err = p.split.serve(keys)
+		}
 		done(res, err)
 		return
 	}
@@ -130,6 +162,9 @@ func (p *LatencyPool) GetManyAsync(ctx context.Context, keys []state.Key, done f
 		if r.claim() {
 			p.forget(id)
 			unhook()
+			if p.split != nil && err == nil {
+				res, err = p.split.serve(keys)
+			}
 			done(res, err)
 		}
 	})

@@ -92,12 +92,25 @@ func compose(k state.Key) string {
 
 // GetMany reads keys as of the head checkpoint.
 func (p *Pool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, error) {
-	if err := p.readFault(len(keys)); err != nil {
+	if err := p.admitRead(ctx, len(keys)); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return p.serve(keys)
+}
+
+// admitRead is the request half of a read of n keys: it counts the read
+// and decides the injected faults and cancellation. LatencyPool calls it
+// when a read is issued, so a `fault` takes the reads issued after it.
+func (p *Pool) admitRead(ctx context.Context, n int) error {
+	if err := p.readFault(n); err != nil {
+		return err
 	}
+	return ctx.Err()
+}
+
+// serve is the response half of a read: the values of keys as of the head
+// checkpoint now. LatencyPool calls it when the round-trip completes.
+func (p *Pool) serve(keys []state.Key) ([]state.Lookup, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
