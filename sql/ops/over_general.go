@@ -2,10 +2,12 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"clink/engine"
 	"clink/sql/expr"
 	"clink/sql/types"
+	"clink/state"
 )
 
 // OverSortKey is one ORDER BY key of a general OVER: an expression over
@@ -37,10 +39,13 @@ type OverGeneralConfig struct {
 }
 
 // OverGeneral is the general OVER operator (OverWindow, or GroupTopN with
-// a Limit). Per partition one state entry holds the partition's rows in
-// ORDER BY order, ties broken by the row's encoding so that the order is a
-// function of the rows alone (deterministic at any parallelism and on
-// either path); identical rows share an entry with a count. Each change
+// a Limit). A partition's rows are kept in ORDER BY order, ties broken by
+// the row's encoding so that the order is a function of the rows alone
+// (deterministic at any parallelism and on either path); identical rows
+// share an entry with a count. A small partition's entries live in its
+// head entry, a large one's in pages indexed by the head
+// (over_general_page.go), of which a change reads only those its
+// recomputation reaches. Each change
 // inserts or removes one row, recomputes the outputs it can affect (the
 // row's neighbourhood as the calls' frames reach, every later row when
 // ROW_NUMBER or RANK shifts) before and after, and emits the difference:
@@ -177,7 +182,8 @@ func (o *OverGeneral) orderKey(buf []byte, row types.Row) ([]byte, error) {
 }
 
 // update applies one change to its partition and emits the outputs'
-// difference.
+// difference: it reads the head, then (ogChange.run) the page that holds
+// the row and any others the recomputation reaches.
 func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
 	retract := ch.Kind.Retracts()
 	if retract && o.truncate {
@@ -188,48 +194,164 @@ func (o *OverGeneral) update(_ int, ch Change, key []byte, _ bool, val []byte, f
 		return fmt.Errorf("%s: order key: %w", o.name, err)
 	}
 	o.rowBuf = types.AppendRow(o.rowBuf[:0], ch.Row)
-	var old []*ogEntry
-	if found {
-		if old, err = decodeEntries(val); err != nil {
-			return fmt.Errorf("%s: %w", o.name, err)
+	part, err := decodeHead(val, found)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	c := &ogChange{o: o, key: slices.Clone(key), ok: slices.Clone(o.okBuf), row: slices.Clone(o.rowBuf),
+		retract: retract, part: part}
+	c.pi = part.locate(c.ok, c.row)
+	c.a, c.b = c.pi, c.pi
+	return c.run()
+}
+
+// ogChange is one change to a paged partition: it holds its own copies
+// of the key and row, since reading pages may suspend it.
+type ogChange struct {
+	o        *OverGeneral
+	key      []byte
+	ok, row  []byte
+	retract  bool
+	part     *ogPart
+	pi       int // the page holding the row
+	a, b     int // the window of pages read (or to read)
+	keyBuf   []byte
+	pageKeys [][]byte
+}
+
+// run reads the window's unread pages (one batched fetch, which may
+// suspend) and tries the change, widening the window until the
+// recomputation needs no other page.
+func (c *ogChange) run() error {
+	var want []*ogPage
+	c.pageKeys = c.pageKeys[:0]
+	for i := c.a; i <= c.b; i++ {
+		if pg := c.part.pages[i]; !pg.loaded {
+			want = append(want, pg)
+			c.pageKeys = append(c.pageKeys, ogPageKey(nil, c.key, pg.salt))
 		}
 	}
-	nu, p, ok := applyChange(old, o.okBuf, o.rowBuf, retract)
-	if !ok {
-		return nil // a retraction of a row the partition does not hold
+	if len(want) > 0 {
+		return c.o.fetch(c.pageKeys, func(lks []state.Lookup) error {
+			vals, found := make([][]byte, len(lks)), make([]bool, len(lks))
+			for i, lk := range lks {
+				vals[i], found[i] = lk.Value, lk.Found
+			}
+			if err := loadPages(want, vals, found); err != nil {
+				return fmt.Errorf("%s: %w", c.o.name, err)
+			}
+			return c.run()
+		})
 	}
-	oldV, newV := newOgView(old), newOgView(nu)
-	if o.truncate && p >= o.keepEnd(newV) {
-		return nil // below the kept top: it can never be output
+	a, b, done, err := c.try()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", c.o.name, err)
+	case done:
+		return nil
+	case a == c.a && b == c.b:
+		return fmt.Errorf("%s: internal: an OVER recomputation needs no new page but misses", c.o.name)
+	}
+	c.a, c.b = a, b
+	return c.run()
+}
+
+// view builds the window's view of the partition with page pi's entries
+// es (and rows moved by delta).
+func (c *ogChange) view(es []*ogEntry, delta int) *ogView {
+	pages := c.part.pages
+	var all []*ogEntry
+	for i := c.a; i <= c.b; i++ {
+		if i == c.pi {
+			all = append(all, es...)
+		} else {
+			all = append(all, pages[i].es...)
+		}
+	}
+	starts := c.part.starts()
+	for i := c.pi + 1; i < len(starts); i++ {
+		starts[i] += delta
+	}
+	v := newOgView(all, starts[c.a], starts[len(starts)-1], starts)
+	v.first, v.last = c.a == 0, c.b == len(pages)-1
+	if !v.last {
+		v.nextOk = pages[c.b+1].fok
+	}
+	return v
+}
+
+// try recomputes the change over the window; it returns a wider window
+// when it needed rows outside it (having emitted and written nothing),
+// else done after emitting the difference and writing the pages.
+func (c *ogChange) try() (a, b int, done bool, err error) {
+	o, part := c.o, c.part
+	old := part.pages[c.pi].es
+	nu, q, ok := applyChange(old, c.ok, c.row, c.retract)
+	if !ok {
+		return 0, 0, true, nil // a retraction of a row the partition does not hold
+	}
+	delta := 1
+	if c.retract {
+		delta = -1
+	}
+	oldV, newV := c.view(old, 0), c.view(nu, delta)
+	p := oldV.starts[c.pi] + q
+	widen := func() (int, int, bool, error) {
+		return min(c.a, oldV.wantA, newV.wantA), max(c.b, oldV.wantB, newV.wantB), false, nil
+	}
+	keep := -1
+	if o.truncate {
+		if keep = o.keepEnd(newV); newV.miss {
+			return widen()
+		}
+		if p >= keep {
+			return 0, 0, true, nil // below the kept top: it can never be output
+		}
+		if keep < newV.len() {
+			_ = newV.touch(keep-1, keep-1) // the page to cut
+		}
 	}
 	x, y := newV, oldV
-	if retract {
+	if c.retract {
 		x, y = oldV, newV
 	}
+	var xs, ys []types.Row
 	lo, hi, err := o.reach(x, p)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
+	if err == nil {
+		xs, err = o.outputs(x, lo, min(hi+1, o.limitEnd(x)))
 	}
-	xs, err := o.outputs(x, lo, min(hi+1, o.limitEnd(x)))
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
+	if err == nil {
+		ys, err = o.outputs(y, lo, min(hi, o.limitEnd(y)))
 	}
-	ys, err := o.outputs(y, lo, min(hi, o.limitEnd(y)))
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
+	if n := len(nu); !x.miss && !y.miss && n > 0 && n < ogPageMax/4 && !part.inline {
+		// an underfull page reads a neighbour to merge with
+		next := c.pi+1 < len(part.pages) && part.pages[c.pi+1].loaded
+		prev := c.pi > 0 && part.pages[c.pi-1].loaded
+		switch {
+		case next || prev:
+		case c.pi+1 < len(part.pages):
+			newV.need(newV.starts[c.pi+1])
+		case c.pi > 0:
+			newV.need(newV.starts[c.pi-1])
+		}
 	}
-	if retract {
+	if x.miss || y.miss {
+		return widen()
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if c.retract {
 		o.emitDiff(xs, ys)
 	} else {
 		o.emitDiff(ys, xs)
 	}
-	if o.truncate {
-		nu = truncateEntries(nu, int64(o.keepEnd(newV)))
+	part.pages[c.pi].setEntries(nu)
+	if keep >= 0 {
+		part.truncate(int64(keep))
 	}
-	if len(nu) == 0 {
-		return o.put(key, nil)
-	}
-	return o.put(key, encodeEntries(nu))
+	part.reshape(o.seed, c.key)
+	return 0, 0, true, o.writePart(c.key, part)
 }
 
 // reach returns the first and last positions of x (the list holding the

@@ -12,6 +12,9 @@ func (o *OverGeneral) outputs(v *ogView, lo, end int) ([]types.Row, error) {
 	if end <= lo {
 		return nil, nil
 	}
+	if err := v.touch(lo, end-1); err != nil {
+		return nil, err // read the pages the range spans at once
+	}
 	outs := make([]types.Row, end-lo)
 	w := 0
 	for j := lo; j < end; j++ {

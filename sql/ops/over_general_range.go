@@ -12,20 +12,25 @@ import (
 // key, and a row's frame holds the rows whose key lies within the offsets
 // of its own (a NULL key's frame is its NULL peers; a non-NULL key's frame
 // leaves the NULLs out, as in PostgreSQL and SQLite). Frames are found by
-// binary search over the sorted partition, so their bounds never decrease
-// from one row to the next.
+// galloping search over the sorted partition from the row outward (their
+// bounds never decrease from one row to the next), so a frame reads the
+// pages it reaches, not the whole partition.
 
 // keyAt returns the ORDER BY key at position j of v (null for NULL),
 // caching it on the view.
 func (o *OverGeneral) keyAt(v *ogView, j int) (k int64, null bool, err error) {
-	if v.kset == nil {
-		v.kset, v.kv = make([]uint8, v.len()), make([]int64, v.len())
+	l, ok := v.local(j)
+	if !ok {
+		return 0, false, errOgMiss
 	}
-	switch v.kset[j] {
+	if v.kset == nil {
+		v.kset, v.kv = make([]uint8, len(v.slot)), make([]int64, len(v.slot))
+	}
+	switch v.kset[l] {
 	case 1:
 		return 0, true, nil
 	case 2:
-		return v.kv[j], false, nil
+		return v.kv[l], false, nil
 	}
 	r, err := v.row(j)
 	if err != nil {
@@ -36,11 +41,11 @@ func (o *OverGeneral) keyAt(v *ogView, j int) (k int64, null bool, err error) {
 		return 0, false, fmt.Errorf("order key: %w", err)
 	}
 	if x.IsNull() {
-		v.kset[j] = 1
+		v.kset[l] = 1
 		return 0, true, nil
 	}
-	v.kset[j], v.kv[j] = 2, x.Int()
-	return v.kv[j], false, nil
+	v.kset[l], v.kv[l] = 2, x.Int()
+	return v.kv[l], false, nil
 }
 
 // search is sort.Search over [lo, hi) with a fallible predicate.
@@ -58,6 +63,44 @@ func search(lo, hi int, f func(int) (bool, error)) (int, error) {
 		return ok
 	})
 	return i, err
+}
+
+// gallop is search over [lo, hi) that probes outward from at: first at,
+// then positions at doubling distances, then a binary search between the
+// last two, so it reads rows near at (in a paged partition, the pages
+// near it) unless the answer lies far away.
+func gallop(lo, hi, at int, f func(int) (bool, error)) (int, error) {
+	if lo >= hi {
+		return lo, nil
+	}
+	at = min(max(at, lo), hi-1)
+	ok, err := f(at)
+	if err != nil {
+		return 0, err
+	}
+	for step := 1; ; step *= 2 {
+		next := at + step
+		if ok {
+			next = at - step
+		}
+		switch {
+		case ok && next <= lo:
+			return search(lo, at, f)
+		case !ok && next >= hi:
+			return search(at+1, hi, f)
+		}
+		nok, err := f(next)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case ok && !nok:
+			return search(next+1, at, f)
+		case !ok && nok:
+			return search(at+1, next, f)
+		}
+		at = next
+	}
 }
 
 // plusSat and minusSat add and subtract a frame offset (|b| <
@@ -95,10 +138,10 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 	nb, ne := 0, n
 	isNull := func(i int) (bool, error) { _, nl, err := o.keyAt(v, i); return nl, err }
 	if o.cfg.Order[0].NullsFirst {
-		if nb, err = search(0, j, func(i int) (bool, error) { nl, err := isNull(i); return !nl, err }); err != nil {
+		if nb, err = gallop(0, j, j-1, func(i int) (bool, error) { nl, err := isNull(i); return !nl, err }); err != nil {
 			return 0, 0, err
 		}
-	} else if ne, err = search(j, n, isNull); err != nil {
+	} else if ne, err = gallop(j, n, j, isNull); err != nil {
 		return 0, 0, err
 	}
 	desc := o.cfg.Order[0].Desc
@@ -117,7 +160,7 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 		return x > plusSat(cur, c.Frame.End)
 	}
 	if !c.Frame.Unbounded {
-		s, err = search(nb, ne, func(i int) (bool, error) {
+		s, err = gallop(nb, ne, j, func(i int) (bool, error) {
 			x, _, err := o.keyAt(v, i)
 			return !before(x), err
 		})
@@ -126,7 +169,7 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 		}
 	}
 	if !c.Frame.EndUnbounded {
-		end, err := search(nb, ne, func(i int) (bool, error) {
+		end, err := gallop(nb, ne, j, func(i int) (bool, error) {
 			x, _, err := o.keyAt(v, i)
 			return after(x), err
 		})
@@ -145,14 +188,14 @@ func (o *OverGeneral) valueFrameOf(c *OverCall, v *ogView, j int) (s, e int, err
 // leave it out).
 func (o *OverGeneral) valueReach(c *OverCall, x *ogView, p int) (lo, hi int, err error) {
 	n := x.len()
-	lo, err = search(0, n, func(j int) (bool, error) {
+	lo, err = gallop(0, n, p, func(j int) (bool, error) {
 		_, e, err := o.frameOf(c, x, j)
 		return e >= p, err
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	end, err := search(0, n, func(j int) (bool, error) {
+	end, err := gallop(0, n, p, func(j int) (bool, error) {
 		s, _, err := o.frameOf(c, x, j)
 		return s > p, err
 	})

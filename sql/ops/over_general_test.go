@@ -15,7 +15,7 @@ import (
 var ogCols = []string{"t.k", "t.id", "t.v"}
 
 // ogAgg compiles an aggregate call over (k, id, v).
-func ogAgg(t *testing.T, src string) *expr.AggSpec {
+func ogAgg(t testing.TB, src string) *expr.AggSpec {
 	t.Helper()
 	e, err := parser.ParseExpr(src)
 	if err != nil {
