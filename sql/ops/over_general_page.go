@@ -85,22 +85,45 @@ func decodeHead(val []byte, found bool) (*ogPart, error) {
 		pg.dirty = false
 		return &ogPart{inline: true, pages: []*ogPage{pg}}, nil
 	}
-	r := sreader{b: append([]byte(nil), val[1:]...)}
-	part := &ogPart{next: r.uvarint()}
-	n := r.uvarint()
-	if r.err != nil || n == 0 || n > uint64(len(r.b)) {
+	b := append([]byte(nil), val[1:]...)
+	at := 0
+	uv := func() uint64 {
+		v, k := binary.Uvarint(b[at:])
+		if k <= 0 {
+			at = len(b) + 1 // fails the checks below
+			return 0
+		}
+		at += k
+		return v
+	}
+	bs := func() []byte {
+		l := uv()
+		if at > len(b) || l > uint64(len(b)-at) {
+			at = len(b) + 1
+			return nil
+		}
+		v := b[at : at+int(l) : at+int(l)]
+		at += int(l)
+		return v
+	}
+	part := &ogPart{next: uv()}
+	n := uv()
+	if at > len(b) || n == 0 || n > uint64(len(b)) {
 		return nil, errAggState
 	}
 	pages := make([]ogPage, n)
 	part.pages = make([]*ogPage, n)
 	for i := range pages {
 		pg := &pages[i]
-		pg.salt, pg.rows, pg.ents = r.uvarint(), int64(r.uvarint()), int(r.uvarint())
-		pg.fok, pg.frow = r.bytes(), r.bytes()
-		if r.err != nil || pg.rows <= 0 || pg.ents <= 0 {
+		pg.salt, pg.rows, pg.ents = uv(), int64(uv()), int(uv())
+		pg.fok, pg.frow = bs(), bs()
+		if at > len(b) || pg.rows <= 0 || pg.ents <= 0 {
 			return nil, errAggState
 		}
 		part.pages[i] = pg
+	}
+	if at != len(b) {
+		return nil, errAggState
 	}
 	return part, nil
 }
