@@ -26,11 +26,12 @@ import (
 // row encoding. A page: an entry list.
 //
 // Pages split in halves when they pass ogPageMax entries, are deleted when
-// empty and merge with a neighbour the change has read when both are less
-// than half full; a single page of at most half ogPageMax entries moves
-// back into the head. ogPageMax is a variable so that tests can span many
-// pages with few rows; a partition written with any size reads with any
-// other.
+// empty and merge with a neighbour the change has read when together they
+// hold at most half ogPageMax entries (a change that leaves its page under
+// a quarter full reads a neighbour for that); a single page of at most
+// half ogPageMax entries moves back into the head. ogPageMax is a variable
+// so that tests can span many pages with few rows; a partition written
+// with any size reads with any other.
 var ogPageMax = 128
 
 // ogPage is one page of a partition: its index entry, and its entries
