@@ -6,13 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"clink/engine"
-	"clink/engine/async"
 	"clink/sql/types"
 	"clink/state"
-	"clink/state/stateuri"
 )
 
 // smallTrees shrinks the MIN/MAX tree sizes for a test so that a few
@@ -289,67 +286,14 @@ func runSyncOn(t *testing.T, be state.Backend, op engine.Operator[Change], ins [
 	return out.out
 }
 
-// blockingGets fails the test on a blocking Get: the async path must read
-// through GetAsync and GetManyAsync only.
-type blockingGets struct {
-	state.AsyncBackend
-	t *testing.T
-}
-
-func (b blockingGets) Get(op state.OpID, key []byte) ([]byte, bool, error) {
-	b.t.Errorf("blocking Get of %x on the async path", key)
-	return b.AsyncBackend.Get(op, key)
-}
-
 // TestAggregateSplitAsyncReads: on the async path a record reads a deep
 // tree level by level with chained fetches (each suspending on a miss),
 // never with a blocking read.
 func TestAggregateSplitAsyncReads(t *testing.T) {
 	smallTrees(t)
 	in, want := splitWorkload(4, 1, 200, 1200, true)
-	sim := async.NewSim(3, async.Fixed(time.Millisecond))
-	f, err := stateuri.Open(opPaths[1].uri, stateuri.Options{HashSeed: 9, Executor: sim, Clock: sim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	inner, err := f.New("op", 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
-	out := &collector{}
 	a := newAgg(t, "", "COUNT(*)", "COUNT(DISTINCT v)", "SUM(DISTINCT v)", "MIN(v)", "MAX(v)")
-	r, err := engine.NewRunner[Change](a, out, engine.RunnerConfig{Name: "op", OpID: 1, Parallelism: 1,
-		Backend: blockingGets{inner.(state.AsyncBackend), t}, Clock: sim, Idle: sim.Step, MaxInFlight: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Async() {
-		t.Fatal("not on the async path")
-	}
-	for i, e := range in {
-		if i%50 == 49 { // committed state becomes evictable
-			if _, err := r.Offer(engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for {
-			ok, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				break
-			}
-			if err := r.Drain(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := r.Drain(); err != nil {
-		t.Fatal(err)
-	}
+	out := runAsyncNoBlockingGets(t, a, in)
 	if got := afterImages(out.out, true); !slices.Equal(got[0], want[0]) {
 		t.Fatalf("got  %q\nwant %q", got[0], want[0])
 	}

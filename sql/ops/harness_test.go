@@ -174,3 +174,65 @@ func ins(side int, r types.Row) input { return input{side: side, ch: Change{Kind
 func del(side int, r types.Row) input { return input{side: side, ch: Change{Kind: Delete, Row: r}} }
 
 func wm(ts int64) input { return input{side: -1, wm: ts} }
+
+// blockingGets fails the test on a blocking Get: the async path must read
+// through GetAsync and GetManyAsync only.
+type blockingGets struct {
+	state.AsyncBackend
+	t *testing.T
+}
+
+func (b blockingGets) Get(op state.OpID, key []byte) ([]byte, bool, error) {
+	b.t.Errorf("blocking Get of %x on the async path", key)
+	return b.AsyncBackend.Get(op, key)
+}
+
+// runAsyncNoBlockingGets runs op on the async path over disagg-local
+// (checkpointing every 50 inputs so committed state becomes evictable) and
+// fails the test on any blocking Get: second reads must suspend.
+func runAsyncNoBlockingGets(t *testing.T, op engine.Operator[Change], in []input) *collector {
+	t.Helper()
+	sim := async.NewSim(3, async.Fixed(time.Millisecond))
+	f, err := stateuri.Open(opPaths[1].uri, stateuri.Options{HashSeed: 9, Executor: sim, Clock: sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	inner, err := f.New("op", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
+	out := &collector{}
+	r, err := engine.NewRunner[Change](op, out, engine.RunnerConfig{Name: "op", OpID: 1, Parallelism: 1,
+		Backend: blockingGets{inner.(state.AsyncBackend), t}, Clock: sim, Idle: sim.Step, MaxInFlight: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Async() {
+		t.Fatal("not on the async path")
+	}
+	for i, e := range in {
+		if i%50 == 49 {
+			if _, err := r.Offer(engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			ok, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				break
+			}
+			if err := r.Drain(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := r.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -5,12 +5,8 @@ import (
 	"maps"
 	"slices"
 	"testing"
-	"time"
 
-	"clink/engine"
-	"clink/engine/async"
 	"clink/state"
-	"clink/state/stateuri"
 )
 
 // smallOgPages makes general OVER pages hold at most n entries for the
@@ -127,48 +123,7 @@ func TestOverGeneralPagedAsyncReads(t *testing.T) {
 		cfg := ogAllConfigs(t)[name]
 		want := ogReference(t, cfg, live)
 		t.Run(name, func(t *testing.T) {
-			sim := async.NewSim(3, async.Fixed(time.Millisecond))
-			f, err := stateuri.Open(opPaths[1].uri, stateuri.Options{HashSeed: 9, Executor: sim, Clock: sim})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			inner, err := f.New("op", 0, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer inner.Close()
-			out := &collector{}
-			r, err := engine.NewRunner[Change](NewOverGeneral(cfg), out, engine.RunnerConfig{Name: "op", OpID: 1, Parallelism: 1,
-				Backend: blockingGets{inner.(state.AsyncBackend), t}, Clock: sim, Idle: sim.Step, MaxInFlight: 16})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !r.Async() {
-				t.Fatal("not on the async path")
-			}
-			for i, e := range in {
-				if i%50 == 49 { // committed state becomes evictable
-					if _, err := r.Offer(engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				for {
-					ok, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if ok {
-						break
-					}
-					if err := r.Drain(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := r.Drain(); err != nil {
-				t.Fatal(err)
-			}
+			out := runAsyncNoBlockingGets(t, NewOverGeneral(cfg), in)
 			if got := materialize(out.out); !slices.Equal(got, want) {
 				t.Fatalf("got  %q\nwant %q", got, want)
 			}
