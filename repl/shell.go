@@ -204,12 +204,15 @@ func (s *Shell) statement(ctx context.Context, st parser.Stmt) error {
 	if err != nil {
 		return err
 	}
-	switch st.AST.(type) {
+	switch x := st.AST.(type) {
 	case *ast.CreateTable, *ast.CreateView, *ast.Drop, *ast.Insert:
 		s.replay = append(s.replay, st.Text)
 	case *ast.Set:
 		cfg := s.sess.Config()
 		s.opts.StateURI, s.opts.Parallelism = cfg.StateURI, cfg.Parallelism
+		if k := strings.ToLower(x.Key); k != "parallelism" && !strings.HasPrefix(k, "state") {
+			s.replay = append(s.replay, st.Text) // a rebuilt session keeps it
+		}
 	}
 	for _, r := range res {
 		s.printResult(r)

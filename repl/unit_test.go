@@ -251,3 +251,27 @@ func TestNotebookRoundTrip(t *testing.T) {
 		t.Errorf("output not written after its cell:\n%s", got)
 	}
 }
+
+// TestShellKeepsSQLSettings: event-time settings made with SQL SET survive
+// a \set that rebuilds the session (parallelism, state).
+func TestShellKeepsSQLSettings(t *testing.T) {
+	var out bytes.Buffer
+	sh, err := NewShell(NotebookOptions("."), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	ctx := context.Background()
+	for _, s := range []string{"SET 'window.allowed-lateness' = '2s';", `\set parallelism 3`} {
+		if err := sh.Run(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	out.Reset()
+	if err := sh.Run(ctx, "SHOW 'window.allowed-lateness';"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2s") {
+		t.Fatalf("after \\set parallelism the lateness setting is lost:\n%s", out.String())
+	}
+}
