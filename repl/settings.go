@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"clink/state/stateuri"
 	"fmt"
 	"net/url"
 	"sort"
@@ -236,33 +237,5 @@ func readableEscape(v string) string {
 	return r.Replace(url.QueryEscape(v))
 }
 
-// secretWords mark URI parameters whose values are never shown.
-var secretWords = []string{"key", "secret", "token", "password", "credential", "signature"}
-
-// RedactURI hides credentials in a state URI: user info and the values
-// of parameters whose names mention a key, secret, token or password.
-func RedactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "(unparsable URI hidden)"
-	}
-	changed := u.User != nil
-	if changed {
-		u.User = url.User("REDACTED")
-	}
-	q := u.Query()
-	for k := range q {
-		lk := strings.ToLower(k)
-		for _, w := range secretWords {
-			if strings.Contains(lk, w) {
-				q.Set(k, "REDACTED")
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return uri
-	}
-	u.RawQuery = encodeQuery(q)
-	return u.String()
-}
+// RedactURI hides credentials in a state URI (stateuri.Redact).
+func RedactURI(uri string) string { return stateuri.Redact(uri) }

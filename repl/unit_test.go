@@ -135,8 +135,9 @@ func TestHighlightKeepsText(t *testing.T) {
 func TestRedactURI(t *testing.T) {
 	for in, want := range map[string]string{
 		"memory://": "memory://",
-		"remote-read://b/p?endpoint=http://x&access_key_id=AKIA123&secret_access_key=s3cr3t": "remote-read://b/p?access_key_id=REDACTED&endpoint=http%3A%2F%2Fx&secret_access_key=REDACTED",
-		"remote-read://user:pw@b/p": "remote-read://REDACTED@b/p",
+		"remote-read://b/p?endpoint=http://x&access_key_id=AKIA123&secret_access_key=s3cr3t": "remote-read://b/p?access_key_id=REDACTED&endpoint=http://x&secret_access_key=REDACTED",
+		"remote-read://b/p?auth=s3cr3t": "remote-read://b/p?auth=REDACTED",
+		"remote-read://user:pw@b/p":     "remote-read://REDACTED@b/p",
 	} {
 		got := RedactURI(in)
 		if got != want {

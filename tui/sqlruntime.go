@@ -1,10 +1,10 @@
 package tui
 
 import (
+	"clink/state/stateuri"
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -312,41 +312,8 @@ func (r *SQLRuntime) Close() error {
 	return nil
 }
 
-// secretWords mark URI parameters whose values are never shown.
-var secretWords = []string{"key", "secret", "token", "password", "passwd", "credential", "signature", "auth"}
-
-// RedactURI hides credentials in a URI: the user info, and the values of
-// parameters whose names mention a key, secret, token, password,
-// credential, signature or auth.
-func RedactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "(unparsable URI hidden)"
-	}
-	changed := u.User != nil
-	if changed {
-		u.User = url.User("REDACTED")
-	}
-	q := u.Query()
-	for k := range q {
-		lk := strings.ToLower(k)
-		for _, w := range secretWords {
-			if strings.Contains(lk, w) {
-				q.Set(k, "REDACTED")
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return uri
-	}
-	u.RawQuery = q.Encode()
-	s := u.String()
-	if un, err := url.QueryUnescape(s); err == nil {
-		s = un
-	}
-	return s
-}
+// RedactURI hides credentials in a state URI (stateuri.Redact).
+func RedactURI(uri string) string { return stateuri.Redact(uri) }
 
 // OneLine collapses a statement's whitespace (and drops -- comments) so
 // it fits the header.

@@ -6,11 +6,11 @@ import (
 )
 
 // secretWords mark URI parameters whose values are never shown.
-var secretWords = []string{"key", "secret", "token", "password", "credential", "signature", "auth"}
+var secretWords = []string{"key", "secret", "token", "password", "passwd", "credential", "signature", "auth"}
 
 // Redact hides credentials in a state URI for display (EXPLAIN, errors,
 // logs, the TUI): user info and the values of parameters whose names
-// mention a key, secret, token, password, credential, signature or auth
+// mention a key, secret, token, password, passwd, credential, signature or auth
 // become REDACTED. An unparsable URI is hidden whole.
 func Redact(uri string) string {
 	u, err := url.Parse(uri)
