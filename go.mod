@@ -16,6 +16,7 @@ require (
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/creack/pty v1.1.24
 	github.com/johannesboyne/gofakes3 v1.2.0
+	github.com/klauspost/compress v1.18.0
 	github.com/pmezard/go-difflib v1.0.0
 	golang.org/x/image v0.46.0
 	golang.org/x/sys v0.50.0

@@ -1,11 +1,9 @@
 package connector
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
+	"time"
 
 	"clink/sql/ast"
 	"clink/sql/types"
@@ -19,11 +17,29 @@ func errorAt(t *Table, col int, format string, args ...any) error {
 	return ast.Errorf(pos, "table %s: %s", t.Name, fmt.Sprintf(format, args...))
 }
 
+// File source options besides path, header, delimiter and on_error.
+const (
+	// MonitorIntervalOption makes a file source unbounded: every interval
+	// (on the session clock) it lists its path again and reads the files
+	// that appeared (Flink's source.monitor-interval).
+	MonitorIntervalOption = "source.monitor-interval"
+	// MaxLineBytesOption is the longest line a file source accepts; a
+	// longer one is an error naming file:line (or, with on_error='skip', a
+	// counted reject). It bounds the reader's memory.
+	MaxLineBytesOption = "source.max-line-bytes"
+)
+
+// defaultMaxLine is the default of MaxLineBytesOption.
+const defaultMaxLine = 16 << 20
+
 // fileOpts are the options every file connector shares.
 type fileOpts struct {
-	path   string
-	skip   bool // on_error='skip': count bad rows instead of failing
-	header bool
+	path    string
+	skip    bool // on_error='skip': count bad rows instead of failing
+	header  bool
+	monitor time.Duration // 0: bounded, read the files there at open
+	maxLine int
+	bufSize int // read buffer (0: defaultReadBuffer); tests make it tiny
 }
 
 func readFileOpts(t *Table, env Env) (fileOpts, error) {
@@ -39,9 +55,45 @@ func readFileOpts(t *Table, env Env) (fileOpts, error) {
 	default:
 		return o, t.OptErr("on_error", "want 'fail' or 'skip', got %q", v)
 	}
-	h, err := t.BoolOpt("header", false)
-	o.header = h
-	return o, err
+	var err error
+	if o.header, err = t.BoolOpt("header", false); err != nil {
+		return o, err
+	}
+	if o.monitor, err = monitorInterval(t); err != nil {
+		return o, err
+	}
+	n, err := t.IntOpt(MaxLineBytesOption, defaultMaxLine)
+	if err != nil {
+		return o, err
+	}
+	if n < 1 || n > 1<<30 {
+		return o, t.OptErr(MaxLineBytesOption, "want 1 to %d bytes, got %d", 1<<30, n)
+	}
+	o.maxLine = int(n)
+	return o, nil
+}
+
+func monitorInterval(t *Table) (time.Duration, error) {
+	s, ok := t.Opt(MonitorIntervalOption)
+	if !ok {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d <= 0 {
+		return 0, t.OptErr(MonitorIntervalOption, "want a positive duration such as '1s' or '500ms', got %q", s)
+	}
+	return d, nil
+}
+
+// FileBounded checks a csv or jsonl table's options at CREATE and reports
+// whether a scan of it ends: it does unless MonitorIntervalOption makes
+// the source watch its path for new files.
+func FileBounded(t *Table) (bool, error) {
+	if _, err := readFileOpts(t, Env{}); err != nil {
+		return false, err
+	}
+	d, err := monitorInterval(t)
+	return d == 0, err
 }
 
 // parseField converts a text field to a column's type; empty is NULL.
@@ -53,24 +105,6 @@ func parseField(s string, typ types.Type) (types.Value, error) {
 		return types.NewVarchar(s), nil
 	}
 	return types.ParseAs(strings.TrimSpace(s), typ)
-}
-
-// filePos is a file reader's position: byte offset and line number.
-type filePos struct {
-	off  int64
-	line int
-}
-
-func (p filePos) encode() []byte {
-	b := binary.BigEndian.AppendUint64(nil, uint64(p.off))
-	return binary.BigEndian.AppendUint64(b, uint64(p.line))
-}
-
-func decodeFilePos(b []byte) (filePos, error) {
-	if len(b) != 16 {
-		return filePos{}, errors.New("file position: want 16 bytes")
-	}
-	return filePos{off: int64(binary.BigEndian.Uint64(b)), line: int(binary.BigEndian.Uint64(b[8:]))}, nil
 }
 
 // badRow reports a row that does not parse: an error with file:line, or a
@@ -86,58 +120,18 @@ func (r *lineReader) badRow(line int, err error) error {
 	return nil
 }
 
-// lineReader reads a text file line by line, tracking byte offset and
-// line number, for the csv and jsonl connectors.
-type lineReader struct {
-	t    *Table
-	env  Env
-	opts fileOpts
-	name string
-	data []byte
-	pos  filePos
+// isBlank reports whether a line holds only white space (such lines are
+// not rows).
+func isBlank(l []byte) bool {
+	for _, c := range l {
+		switch c {
+		case ' ', '\t', '\r', '\n', '\v', '\f':
+		default:
+			if c < 0x80 {
+				return false
+			}
+			return strings.TrimSpace(string(l)) == ""
+		}
+	}
+	return true
 }
-
-func newLineReader(t *Table, env Env) (*lineReader, error) {
-	o, err := readFileOpts(t, env)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(o.path)
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.Name, err)
-	}
-	return &lineReader{t: t, env: env, opts: o, name: o.path, data: data}, nil
-}
-
-// line returns the next line (without its newline) and its number.
-func (r *lineReader) line() (string, int, bool) {
-	if r.pos.off >= int64(len(r.data)) {
-		return "", 0, false
-	}
-	rest := r.data[r.pos.off:]
-	i := strings.IndexByte(string(rest), '\n')
-	var l []byte
-	if i < 0 {
-		l, r.pos.off = rest, int64(len(r.data))
-	} else {
-		l, r.pos.off = rest[:i], r.pos.off+int64(i)+1
-	}
-	r.pos.line++
-	return strings.TrimSuffix(string(l), "\r"), r.pos.line, true
-}
-
-func (r *lineReader) position() []byte { return r.pos.encode() }
-
-func (r *lineReader) seek(b []byte) error {
-	p, err := decodeFilePos(b)
-	if err != nil {
-		return err
-	}
-	if p.off < 0 || p.off > int64(len(r.data)) {
-		return fmt.Errorf("%s: offset %d beyond the file", r.name, p.off)
-	}
-	r.pos = p
-	return nil
-}
-
-func (r *lineReader) close() error { return nil }

@@ -11,13 +11,22 @@ import (
 
 // jsonlReader reads one JSON object per line; fields are matched to
 // columns by name (case-insensitively), a missing field or null is NULL.
+// A flat object (the common case) is read by scanFlatJSON without
+// encoding/json; any other line is decoded by encoding/json as before.
 type jsonlReader struct {
 	*lineReader
 }
 
-func openJSONL(t *Table, env Env) (rowReader, error) {
-	lr, err := newLineReader(t, env)
+func openJSONL(t *Table, env Env) (rowReader, error) { return openJSONLBuf(t, env, 0) }
+
+// openJSONLBuf opens a jsonl source with a read buffer of bufSize bytes.
+func openJSONLBuf(t *Table, env Env, bufSize int) (rowReader, error) {
+	lr, err := newLineReader(t, env, bufSize)
 	if err != nil {
+		return nil, err
+	}
+	if err := lr.start(); err != nil {
+		_ = lr.close()
 		return nil, err
 	}
 	return &jsonlReader{lr}, nil
@@ -25,14 +34,14 @@ func openJSONL(t *Table, env Env) (rowReader, error) {
 
 func (r *jsonlReader) next() (types.Row, bool, bool, error) {
 	for {
-		line, n, ok := r.line()
-		if !ok {
-			return nil, false, true, nil
+		line, n, st, err := r.line()
+		if st != lineOK || err != nil {
+			return nil, false, st == lineEnd, err
 		}
-		if strings.TrimSpace(line) == "" {
+		if isBlank(line) {
 			continue
 		}
-		row, err := r.parse(line)
+		row, err := r.parse(string(line))
 		if err == nil {
 			return row, true, false, nil
 		}
@@ -42,7 +51,51 @@ func (r *jsonlReader) next() (types.Row, bool, bool, error) {
 	}
 }
 
+// parse decodes one line (or an HTTP body: DecodeJSON).
 func (r *jsonlReader) parse(line string) (types.Row, error) {
+	fs, ok := scanFlatJSON(line, r.fields[:0])
+	r.fields = fs
+	if !ok {
+		return r.parseJSON(line)
+	}
+	row := make(types.Row, len(r.t.Columns))
+	for i, c := range r.t.Columns {
+		f, ok := lookupField(fs, c.Name)
+		if !ok || f.kind == 'z' {
+			continue
+		}
+		if f.val == "" && f.kind == 's' && c.Type.Kind == types.KindVarchar {
+			row[i] = types.NewVarchar("")
+			continue
+		}
+		val, err := parseField(f.val, c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		row[i] = val
+	}
+	return row, nil
+}
+
+// lookupField finds a column's field as a decoded map would: the last
+// member with exactly its name, else one whose name matches ignoring case.
+func lookupField(fs []jsonField, name string) (jsonField, bool) {
+	for i := len(fs) - 1; i >= 0; i-- {
+		if fs[i].key == name {
+			return fs[i], true
+		}
+	}
+	for i := len(fs) - 1; i >= 0; i-- {
+		if strings.EqualFold(fs[i].key, name) {
+			return fs[i], true
+		}
+	}
+	return jsonField{}, false
+}
+
+// parseJSON decodes a line with encoding/json: any JSON, nested values
+// as their JSON text.
+func (r *jsonlReader) parseJSON(line string) (types.Row, error) {
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber()
 	var obj map[string]any

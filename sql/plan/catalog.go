@@ -162,10 +162,11 @@ func checkConnector(t *connector.Table) error {
 	case "http":
 		_, err = connector.ParseHTTP(t)
 	case "csv", "jsonl":
-		t.Bounded = true
 		if _, ok := t.Opt("path"); !ok {
 			return ast.Errorf(t.At, "table %s: connector %s needs a path option", t.Name, t.Connector)
 		}
+		// unbounded when 'source.monitor-interval' watches the path
+		t.Bounded, err = connector.FileBounded(t)
 	}
 	if err != nil {
 		return err
