@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/clink
 
-.PHONY: build run test lint bench bench-quick bench-go replay s3 s3-stop soak fuzz clean
+.PHONY: build run test lint bench bench-quick bench-e2e bench-go replay s3 s3-stop soak fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clink
@@ -42,6 +42,12 @@ bench: build
 
 bench-quick: build
 	./$(BIN) bench --quick
+
+# bench-e2e measures the user's path (`clink run` over generated CSV/JSONL
+# files to a file, vs plain Go, awk and OctoSQL; cost growth; peak RSS):
+# about 10 minutes; add --quick for about 2.
+bench-e2e: build
+	./$(BIN) bench e2e --out bench-out
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./state/...

@@ -56,6 +56,10 @@ type Env struct {
 	OutDir string
 	// Log receives progress lines (nil: discarded).
 	Log io.Writer
+	// Binary, when set, is a clink binary the e2e suite runs as a child
+	// process to measure peak RSS (`clink bench` passes itself); empty:
+	// those figures are skipped.
+	Binary string
 
 	// tiny shrinks sizes further for the package's own test.
 	tiny    bool
@@ -156,6 +160,7 @@ func Suites() []Suite {
 		{"checkpoint", "delta checkpoint bytes vs full state; restore to first record at 1x and 10x state", runCheckpoint},
 		{"s3", "the overlap figures on remote-read:// against a local S3 server (skipped without one)", runS3},
 		{"http", "io_uring HTTP pool vs net/http on 127.0.0.1 at concurrency 1, 16, 256", runHTTP},
+		{"e2e", "the user's path: `clink run` over generated CSV/JSONL files to a file vs plain Go, awk, OctoSQL; cost growth; peak RSS", runE2E},
 	}
 }
 

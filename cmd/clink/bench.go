@@ -33,8 +33,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.json, "json", false, "write one JSON object per figure to stdout instead of the table")
 	fs.StringVar(&o.out, "out", "", "directory to write report.md, figures.json and bench-sweep.png to")
 	fs.IntVar(&o.runs, "runs", 0, "repetitions of each measurement (0: each suite's default; the median is reported)")
+	var prof profileFlags
+	prof.add(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: clink bench [--quick] [--json] [--out DIR] [--runs N] [SUITE...]\n\nsuites:")
+		fmt.Fprintln(stderr, "usage: clink bench [--quick] [--json] [--out DIR] [--runs N] [--cpuprofile FILE] [--memprofile FILE] [SUITE...]\n\nsuites:")
 		for _, s := range bench.Suites() {
 			fmt.Fprintf(stderr, "  %-10s %s\n", s.Name, s.Summary)
 		}
@@ -56,14 +58,31 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("bench: --out: %w", err)
 		}
 	}
+	stopProfile, err := prof.start()
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	env := &bench.Env{Quick: o.quick, Runs: o.runs, OutDir: o.out, Log: stderr}
+	env := &bench.Env{Quick: o.quick, Runs: o.runs, OutDir: o.out, Log: stderr, Binary: clinkExecutable()}
 	runErr := bench.Run(ctx, suites, env)
+	if err := stopProfile(); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("bench: %w", err))
+	}
 	if err := writeBench(o, env, stdout); err != nil {
 		return errors.Join(runErr, err)
 	}
 	return runErr
+}
+
+// clinkExecutable is this binary's path, for the suites that measure a
+// `clink run` child process (peak RSS); empty when it cannot be found.
+func clinkExecutable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // writeBench prints the table (or JSON) and, with --out, the files.

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final] [--state URI --checkpoint-interval D --restore latest|ID]", runRun)
+	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final] [--state URI --checkpoint-interval D --restore latest|ID] [--cpuprofile FILE] [--memprofile FILE]", runRun)
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -33,6 +33,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", 0, "checkpoint each query this often, e.g. 1s (0: never)")
 	fs.StringVar(&o.Restore, "restore", "", "resume each query from its checkpoints in the durable --state: latest or a checkpoint id")
 	fs.DurationVar(&o.MaxOutage, "max-outage", 0, "fail a query when no checkpoint completed for this long, e.g. 2m (0: never)")
+	var prof profileFlags
+	prof.add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,14 +53,25 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if *file != "" {
 		o.BaseDir = filepath.Dir(*file)
 	}
+	stopProfile, err := prof.start()
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	err = repl.RunScript(ctx, o, src, stdout)
+	perr := stopProfile()
 	if os.Getenv("CLINK_MEMSTATS") != "" {
 		reportPeakRSS(stderr)
 	}
 	if err != nil {
+		if perr != nil {
+			fmt.Fprintln(stderr, "clink: run:", perr)
+		}
 		return errors.New(repl.RenderError(err, name))
+	}
+	if perr != nil {
+		return fmt.Errorf("run: %w", perr)
 	}
 	return nil
 }
