@@ -25,12 +25,19 @@ func fuzzTable(connector, path string, opts map[string]string) *Table {
 }
 
 // readAll drains a source (bounded by a step limit), then seeks back to
-// each recorded position and reads on, to exercise resumption.
-func readAll(t *testing.T, tbl *Table) {
-	src, err := Open(tbl, Env{})
+// each recorded position and reads on, to exercise resumption. bufSize is
+// the file reader's buffer (0: the default; tiny sizes put every line
+// across buffer boundaries).
+func readAll(t *testing.T, tbl *Table, bufSize int) {
+	open := openCSVBuf
+	if tbl.Connector == "jsonl" {
+		open = openJSONLBuf
+	}
+	r, err := open(tbl, Env{}, bufSize)
 	if err != nil {
 		return // a bad header is a clean error
 	}
+	src := newSource(tbl, r)
 	defer src.Close()
 	var positions [][]byte
 	for step := 0; step < 10000; step++ {
@@ -67,10 +74,12 @@ func fuzzRows(f *testing.F, connector string, seeds []string) {
 		if skip {
 			opts["on_error"] = "skip"
 		}
-		readAll(t, fuzzTable(connector, path, opts))
+		readAll(t, fuzzTable(connector, path, opts), 0)
+		opts[MaxLineBytesOption] = "40"
+		readAll(t, fuzzTable(connector, path, opts), 5)
 		if connector == "csv" {
 			opts["header"] = "true"
-			readAll(t, fuzzTable(connector, path, opts))
+			readAll(t, fuzzTable(connector, path, opts), 3)
 		}
 	})
 }
