@@ -107,7 +107,13 @@ func TestFileSeekRoundTrip(t *testing.T) {
 				if err := r2.seek(pos); err != nil {
 					t.Fatalf("k=%d: seek: %v", k, err)
 				}
-				if rest := readRows(t, r2, -1); strings.Join(rest, " ") != strings.Join(full[k:], " ") {
+				// one more row each: the same position (offset and line)
+				readRows(t, r1, 1)
+				rest := readRows(t, r2, 1)
+				if p1, p2 := r1.position(), r2.position(); string(p1) != string(p2) {
+					t.Fatalf("k=%d: position after a row: restored %x, straight %x", k, p2, p1)
+				}
+				if rest = append(rest, readRows(t, r2, -1)...); strings.Join(rest, " ") != strings.Join(full[k:], " ") {
 					t.Fatalf("k=%d: after seek\n got %q\nwant %q", k, rest, full[k:])
 				}
 			}
