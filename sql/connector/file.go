@@ -101,8 +101,13 @@ func parseField(s string, typ types.Type) (types.Value, error) {
 	if s == "" {
 		return types.NullValue, nil
 	}
-	if typ.Kind == types.KindVarchar {
+	switch typ.Kind {
+	case types.KindVarchar:
 		return types.NewVarchar(s), nil
+	case types.KindTimestamp:
+		if ms, ok := fastTimestamp(strings.TrimSpace(s)); ok {
+			return types.NewTimestamp(ms), nil
+		}
 	}
 	return types.ParseAs(strings.TrimSpace(s), typ)
 }

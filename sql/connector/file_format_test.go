@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"clink/sql/types"
 )
 
 // csvLines are lines that stress the fast path's equivalence with
@@ -136,4 +138,49 @@ func ambiguousFold(tbl *Table, line string) bool {
 		}
 	}
 	return false
+}
+
+// timestamps stress the fast TIMESTAMP parser against types.ParseAs.
+var timestamps = []string{
+	"2024-01-02 03:04:05", "2024-01-02 03:04:05.6", "2024-01-02 03:04:05.678", "2024-01-02 03:04:05.678999999",
+	"2024-01-02T03:04:05.1", "1969-12-31 23:59:59.999", "0000-01-01 00:00:00", "2024-02-29 00:00:00",
+	"2023-02-29 00:00:00", "1900-02-29 00:00:00", "2000-02-29 12:00:00", "2024-04-31 00:00:00",
+	"2024-13-01 00:00:00", "2024-00-01 00:00:00", "2024-01-00 00:00:00", "2024-01-02 24:00:00",
+	"2024-01-02 23:60:00", "2024-01-02 23:59:60", "2024-01-02 3:04:05", "2024-01-02 03:04:05.",
+	"2024-01-02 03:04:05,5", "2024-01-02 03:04:05.1234567890", "2024-01-02 03:04:05Z", "2024-01-02 03:04:05.5x",
+	"2024-01-02", "2024-01-02 03:04", "+024-01-02 03:04:05", "2024-01-02 03:04:0a", "２０２４-01-02 03:04:05",
+}
+
+func checkTimestamp(t *testing.T, s string) bool {
+	t.Helper()
+	ms, ok := fastTimestamp(s)
+	if !ok {
+		return false
+	}
+	want, err := types.ParseAs(s, types.Timestamp)
+	if err != nil || want.Int() != ms {
+		t.Fatalf("%q: fast %d, types.ParseAs %v (%v)", s, ms, want, err)
+	}
+	return true
+}
+
+func TestFastTimestamp(t *testing.T) {
+	fast := 0
+	for _, s := range timestamps {
+		if checkTimestamp(t, s) {
+			fast++
+		}
+	}
+	if fast < 9 {
+		t.Fatalf("only %d of the timestamps took the fast path", fast)
+	}
+}
+
+// FuzzFastTimestamp: what the fast parser accepts, types.ParseAs reads
+// to the same instant.
+func FuzzFastTimestamp(f *testing.F) {
+	for _, s := range timestamps {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkTimestamp(t, s) })
 }
