@@ -223,6 +223,7 @@ func (s *Shell) cmdRestore(ctx context.Context, arg string) error {
 		}
 		id = state.CheckpointID(n)
 	}
+	q.view.Store(newView(s, q)) // before the restored job streams into it
 	msg := s.restore(ctx, q, id)
 	fmt.Fprintln(s.out, msg)
 	if q.crashed || !strings.HasPrefix(msg, "restored") {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"clink/sql/ops"
 	"clink/sql/session"
 	"clink/sql/types"
 	"clink/state"
@@ -20,12 +21,29 @@ const refreshEvery = 150 * time.Millisecond
 
 // runQuery starts a SELECT and shows it: live until it ends or the user
 // stops it, or (stepped) run until idle.
+//
+// A live view samples the result (table mode reads the table, changelog
+// and append modes read the bounded tail, counting what they skip), so
+// the job never waits for the terminal. Without a terminal (a script)
+// the changelog and append modes stream every change from the sink.
 func (s *Shell) runQuery(ctx context.Context, sql string) error {
-	h, err := s.sess.Query(ctx, sql)
-	if err != nil {
+	q := &query{}
+	o := session.QueryOptions{Resume: s.sess.Config().Resume, OnStart: func(h *session.Handle) error {
+		q.h = h
+		q.view.Store(newView(s, q))
+		return nil
+	}}
+	if !s.opts.Live && !s.opts.Stepped && s.opts.Mode != ModeTable {
+		q.streamed = true
+		o.NoTail = true
+		o.OnChange = func(c ops.Change) error {
+			q.view.Load().change(c)
+			return nil
+		}
+	}
+	if _, err := s.sess.QueryWith(ctx, sql, o); err != nil {
 		return err
 	}
-	q := &query{h: h}
 	s.setLast(q)
 	if s.opts.Stepped {
 		return s.stepQuery(q)
@@ -67,6 +85,7 @@ func (s *Shell) printTable(q *query) {
 // watch shows a threaded query until it ends, Ctrl-C (or q) stops it, or
 // an error; live keys checkpoint, crash and restore it.
 func (s *Shell) watch(base context.Context, q *query) error {
+	v := q.view.Load()
 	ctx, stop := signal.NotifyContext(base, os.Interrupt)
 	defer stop()
 	keys := &keyReader{base: ctx}
@@ -81,7 +100,6 @@ func (s *Shell) watch(base context.Context, q *query) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	v := newView(s, q)
 	for {
 		done, err := s.pump(ctx, q, v)
 		if err != nil || done {
@@ -140,6 +158,9 @@ func (s *Shell) pump(ctx context.Context, q *query, v *view) (bool, error) {
 		}
 		return false, nil
 	}
+	if q.streamed || v.mode == ModeTable {
+		return s.awaitEnd(ctx, q, v)
+	}
 	deadline := time.Now().Add(refreshEvery)
 	for time.Now().Before(deadline) {
 		tctx, cancel := context.WithDeadline(ctx, deadline)
@@ -159,6 +180,23 @@ func (s *Shell) pump(ctx context.Context, q *query, v *view) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// awaitEnd waits one refresh period for the query to end, for views that
+// read no changes here (the table, or a changelog streamed by the sink).
+func (s *Shell) awaitEnd(ctx context.Context, q *query, v *view) (bool, error) {
+	tctx, cancel := context.WithTimeout(ctx, refreshEvery)
+	err := q.h.Wait(tctx)
+	cancel()
+	switch {
+	case err == nil:
+		v.finish("")
+		return true, nil
+	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+		return false, nil
+	}
+	v.finish("failed")
+	return true, fmt.Errorf("query failed: %w", err)
 }
 
 // key acts on a key pressed during a live query; it reports whether the

@@ -1,16 +1,13 @@
 package repl
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"unicode/utf8"
 
 	"clink/sql/expr"
-	"clink/sql/ops"
 	"clink/sql/types"
 )
 
@@ -186,110 +183,4 @@ func JSONObject(cols []string, r types.Row, op string) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// ResultWriter writes a query's output in one format: changes as they
-// come (Change) or the final materialised rows (Final), then Flush.
-type ResultWriter struct {
-	w      io.Writer
-	format Format
-	cols   []expr.Column
-	names  []string
-	csv    *csv.Writer
-	header bool
-	ops    bool
-	rows   [][]string // buffered for the table format
-}
-
-// NewResultWriter returns a writer of results with columns cols. With
-// changes set, each row carries its change kind (an "op" column in table
-// and CSV, an "op" key in JSONL).
-func NewResultWriter(w io.Writer, f Format, cols []expr.Column, changes bool) *ResultWriter {
-	rw := &ResultWriter{w: w, format: f, cols: cols, names: ColumnNames(cols), ops: changes}
-	if f == FormatCSV {
-		rw.csv = csv.NewWriter(w)
-	}
-	return rw
-}
-
-// Change writes one change.
-func (rw *ResultWriter) Change(c ops.Change) error {
-	return rw.row(c.Kind.String(), c.Row)
-}
-
-// Row writes one final row (as an insert in the changelog format).
-func (rw *ResultWriter) Row(r types.Row) error {
-	return rw.row(ops.Insert.String(), r)
-}
-
-func (rw *ResultWriter) row(op string, r types.Row) error {
-	if !rw.ops && rw.format != FormatChangelog {
-		op = ""
-	}
-	switch rw.format {
-	case FormatChangelog:
-		_, err := fmt.Fprintln(rw.w, ops.Change{Kind: kindOf(op), Row: r}.String())
-		return err
-	case FormatJSONL:
-		_, err := fmt.Fprintln(rw.w, JSONObject(rw.names, r, op))
-		return err
-	case FormatCSV:
-		if !rw.header {
-			rw.header = true
-			if err := rw.csv.Write(rw.withOp("op", rw.names)); err != nil {
-				return err
-			}
-		}
-		rec := make([]string, len(r))
-		for i, v := range r {
-			rec[i] = csvField(v)
-		}
-		if err := rw.csv.Write(rw.withOp(op, rec)); err != nil {
-			return err
-		}
-		rw.csv.Flush()
-		return rw.csv.Error()
-	}
-	rw.rows = append(rw.rows, rw.withOp(op, Cells(r)))
-	return nil
-}
-
-func (rw *ResultWriter) withOp(op string, rec []string) []string {
-	if !rw.ops {
-		return rec
-	}
-	return append([]string{op}, rec...)
-}
-
-func kindOf(op string) ops.Kind {
-	for k := ops.Insert; k <= ops.Delete; k++ {
-		if k.String() == op {
-			return k
-		}
-	}
-	return ops.Insert
-}
-
-// Flush ends the output: the table format prints its buffered rows, and
-// CSV prints the header of an empty result.
-func (rw *ResultWriter) Flush() error {
-	switch rw.format {
-	case FormatCSV:
-		if !rw.header {
-			rw.header = true
-			if err := rw.csv.Write(rw.withOp("op", rw.names)); err != nil {
-				return err
-			}
-		}
-		rw.csv.Flush()
-		return rw.csv.Error()
-	case FormatTable:
-		right := RightAligned(rw.cols)
-		if rw.ops {
-			right = append([]bool{false}, right...)
-		}
-		_, err := io.WriteString(rw.w, RenderTable(rw.withOp("op", rw.names), rw.rows, right))
-		return err
-	}
-	return nil
 }

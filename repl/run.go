@@ -2,15 +2,17 @@ package repl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"clink/engine/async"
 	"clink/sql/ast"
 	"clink/sql/expr"
+	"clink/sql/ops"
 	"clink/sql/parser"
 	"clink/sql/session"
 	"clink/sql/types"
@@ -54,7 +56,7 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 	sess, err := session.New(session.Config{StateURI: o.StateURI, Parallelism: o.Parallelism,
 		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{},
 		CheckpointInterval: o.CheckpointInterval, Resume: o.Restore, MaxOutage: o.MaxOutage,
-		SoftMemoryLimit: true})
+		SoftMemoryLimit: true, MiniBatch: o.Final})
 	if err != nil {
 		return err
 	}
@@ -116,10 +118,31 @@ func writeResult(out io.Writer, f Format, r *session.Result) error {
 	return rw.Flush()
 }
 
-// runSelect runs a query to its end, writing its changelog as it comes,
-// or its final result.
+// flushEvery is how often a streamed result's buffered rows reach the
+// output while the query runs.
+const flushEvery = 200 * time.Millisecond
+
+// runSelect runs a query to its end: its changelog streams from the sink
+// straight to a buffered writer (nothing kept per change), or with Final
+// the sink keeps only the materialised table, printed at the end.
 func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql string, out io.Writer) error {
-	h, err := sess.Query(ctx, sql)
+	var (
+		mu sync.Mutex
+		rw *ResultWriter
+	)
+	qo := session.QueryOptions{Resume: sess.Config().Resume, NoTail: true, OnStart: func(h *session.Handle) error {
+		rw = NewResultWriter(out, o.Format, h.Columns, !o.Final)
+		return nil
+	}}
+	if !o.Final {
+		qo.NoTable = true
+		qo.OnChange = func(c ops.Change) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return rw.Change(c)
+		}
+	}
+	h, err := sess.QueryWith(ctx, sql, qo)
 	if err != nil {
 		return err
 	}
@@ -127,34 +150,56 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 	if from := h.RestoredFrom(); from > 0 && o.Notices != nil {
 		fmt.Fprintf(o.Notices, "clink: query %s resumed from checkpoint %d\n", h.CheckpointName(), from)
 	}
-	rw := NewResultWriter(out, o.Format, h.Columns, !o.Final)
+	stopFlush := flushPeriodically(&mu, rw)
+	err = h.Wait(ctx)
+	stopFlush()
+	if err != nil {
+		return fmt.Errorf("query failed: %w", err)
+	}
 	if o.Final {
-		if err := h.Wait(ctx); err != nil {
-			return fmt.Errorf("query failed: %w", err)
-		}
-		for _, r := range h.Table() {
+		for _, r := range finalRows(h) {
 			if err := rw.Row(r); err != nil {
 				return err
 			}
 		}
-		return rw.Flush()
-	}
-	for {
-		c, err := h.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("query failed: %w", err)
-		}
-		if err := rw.Change(c); err != nil {
-			return err
-		}
-	}
-	if err := h.Wait(ctx); err != nil {
-		return fmt.Errorf("query failed: %w", err)
 	}
 	return rw.Flush()
+}
+
+// finalRows is the materialised result in its ORDER BY, or sorted when
+// the query has none, so the same input prints the same bytes however
+// the subtasks interleaved (as the shell prints tables).
+func finalRows(h *session.Handle) []types.Row {
+	rows := h.Table()
+	if len(h.Plan.Order) == 0 {
+		slices.SortFunc(rows, types.CompareRows)
+	}
+	return rows
+}
+
+// flushPeriodically writes out rw's buffer every flushEvery until the
+// returned stop is called.
+func flushPeriodically(mu *sync.Mutex, rw *ResultWriter) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(flushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				mu.Lock()
+				_ = rw.FlushBuffered() // a failed write shows on the next row
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // columnsNamed returns VARCHAR columns with the given names.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"clink/engine/async"
@@ -58,6 +59,9 @@ type query struct {
 	h       *session.Handle
 	ckpts   []state.CheckpointID
 	crashed bool
+	// streamed: the sink writes every change to the view (no terminal).
+	streamed bool
+	view     atomic.Pointer[view] // the view showing the query now
 }
 
 // NewShell returns a shell writing to out.

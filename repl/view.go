@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -14,18 +15,18 @@ import (
 
 // view renders a running query in the shell's mode.
 type view struct {
-	s       *Shell
-	q       *query
-	mode    Mode
-	live    bool
-	color   bool
-	changes int
-	start   time.Time
-	last    time.Time
-	drawn   int // lines drawn by the last in-place refresh
-	notice  string
-	widths  []int // append mode column widths
-	header  bool
+	mu     sync.Mutex // the sink writes streamed changes concurrently
+	s      *Shell
+	q      *query
+	mode   Mode
+	live   bool
+	color  bool
+	start  time.Time
+	last   time.Time
+	drawn  int // lines drawn by the last in-place refresh
+	notice string
+	widths []int // append mode column widths
+	header bool
 }
 
 func newView(s *Shell, q *query) *view {
@@ -36,7 +37,8 @@ func (v *view) out() io.Writer { return v.s.out }
 
 // change shows one change (changelog and append modes print it at once).
 func (v *view) change(c ops.Change) {
-	v.changes++
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	switch v.mode {
 	case ModeChangelog:
 		v.clear()
@@ -49,9 +51,11 @@ func (v *view) change(c ops.Change) {
 
 // note shows a message about the query (checkpoint, crash, restore).
 func (v *view) note(msg string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	if v.mode == ModeTable && v.live {
 		v.notice = msg
-		v.refresh(true)
+		v.refreshLocked(true)
 		return
 	}
 	v.clear()
@@ -63,6 +67,12 @@ func (v *view) restored() { v.refresh(true) }
 
 // refresh redraws the live table (table mode) or the status line.
 func (v *view) refresh(force bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refreshLocked(force)
+}
+
+func (v *view) refreshLocked(force bool) {
 	if !v.live || (!force && time.Since(v.last) < refreshEvery) {
 		return
 	}
@@ -107,7 +117,10 @@ func (v *view) status() string {
 	if v.q.crashed {
 		state = "CRASHED"
 	}
-	s := fmt.Sprintf("%s · %d changes · %.1fs", state, v.changes, time.Since(v.start).Seconds())
+	s := fmt.Sprintf("%s · %d changes · %.1fs", state, v.q.h.Len(), time.Since(v.start).Seconds())
+	if n := v.q.h.Skipped(); n > 0 {
+		s += fmt.Sprintf(" · %d not shown (the view keeps the newest %d)", n, v.s.sess.ResultTail())
+	}
 	if wm := v.q.h.Watermark(); wm > 0 && wm < 1<<62 {
 		s += " · watermark " + time.UnixMilli(wm).UTC().Format(types.TimestampLayout)
 	}
@@ -120,14 +133,20 @@ func (v *view) status() string {
 // finish prints the final output: the whole table (table mode) or a
 // summary line, with how the query ended.
 func (v *view) finish(how string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.clear()
+	n := v.q.h.Len()
 	if v.mode == ModeTable {
 		v.s.printTable(v.q)
 	} else {
-		fmt.Fprintf(v.out(), "(%d %s)\n", v.changes, plural(v.changes, "change", "changes"))
+		if skipped := v.q.h.Skipped(); skipped > 0 {
+			fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- %d of %d changes not shown: the view keeps the newest %d (clink run prints them all)", skipped, n, v.s.sess.ResultTail())))
+		}
+		fmt.Fprintf(v.out(), "(%d %s)\n", n, plural(n, "change", "changes"))
 	}
 	if how != "" {
-		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes; \\restore resumes it from a checkpoint", how, v.changes)))
+		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes; \\restore resumes it from a checkpoint", how, n)))
 	}
 }
 

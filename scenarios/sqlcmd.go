@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 
@@ -77,7 +78,7 @@ func (r *Replayer) newSession() (*session.Session, error) {
 	s, err := session.New(session.Config{
 		StateURI: uri, Parallelism: cfg.Parallelism, MaxInFlight: cfg.MaxInFlight, HashSeed: cfg.Seed,
 		Bus: r.w.bus, Clock: sim, Executor: sim, Idle: func() bool { return idle(sim.cur) }, Seed: cfg.Seed,
-		LookupHTTP: r.lookupHTTP,
+		LookupHTTP: r.lookupHTTP, ResultTail: math.MaxInt32, // a scenario shows its whole changelog
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sql session: %w", err)

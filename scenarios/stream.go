@@ -115,7 +115,7 @@ func (q *sqlStream) sinkLine() string {
 	if q.h.Finished() {
 		end = ", ended"
 	}
-	return fmt.Sprintf("sink: %d changes, %d rows, watermark %s%s", len(q.h.Changes()), len(q.h.Table()), wm, end)
+	return fmt.Sprintf("sink: %d changes, %d rows, watermark %s%s", q.h.Len(), len(q.h.Table()), wm, end)
 }
 
 // inFlight is each async subtask's in-flight count by "stage/subtask".
@@ -216,7 +216,7 @@ func (r *Replayer) streamRestore(a *args) (string, error) {
 	if err := r.restoreQuery(ckpt, int(p)); err != nil {
 		return out.String(), err
 	}
-	fmt.Fprintf(&out, "restored checkpoint %d at parallelism %d: changelog rewound to %d changes\n", ckpt, p, len(r.q.h.Changes()))
+	fmt.Fprintf(&out, "restored checkpoint %d at parallelism %d: changelog rewound to %d changes\n", ckpt, p, r.q.h.Len())
 	return out.String(), nil
 }
 

@@ -1,60 +1,93 @@
 package connector
 
 import (
-	"clink/engine"
 	"context"
 	"math"
 	"sync"
 
+	"clink/engine"
 	"clink/sql/ops"
 	"clink/sql/types"
 	"clink/state"
 )
 
-// Collector is the print sink: it keeps the whole changelog and the
-// materialised table (each distinct row with its multiplicity), and lets
-// readers wait for new changes. Safe for concurrent use.
+// Collector is the print sink. It keeps what the views of a result need
+// and nothing more: the materialised table (each distinct row with its
+// multiplicity: memory proportional to the result), a bounded tail of the
+// newest changes (older ones counted, not kept), and per checkpoint a
+// copy-on-write mark that lets an in-process restore rewind the table.
+// A changelog that must reach its reader whole goes through OnChange as
+// it happens. Safe for concurrent use.
 type Collector struct {
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change
-	changes []ops.Change
+	changed chan struct{} // closed and replaced on a change while someone waits
+	waiters int
+	n       int64 // changes so far (a rewind sets it back)
 	table   matTable
+	tail    tail
 	wm      int64
 	ended   bool
+	err     error // the first OnChange error
+	// TailCap is how many of the newest changes the collector keeps for
+	// views (Changes, Read): 0 keeps none. Set it before the first change.
+	TailCap int
+	// NoTable keeps no materialised table (a changelog streamed through
+	// OnChange needs none); a Durable collector keeps it regardless.
+	NoTable bool
+	// OnChange, when set, receives every change in sink order on the
+	// job's sink goroutine; its first error stops further calls and is
+	// reported by Err (the query is then cancelled by OnError).
+	OnChange func(ops.Change) error
+	// OnError is told OnChange's first error (cancel the query).
+	OnError func(error)
 	// Tee, when set, also receives every change (file sinks).
 	Tee func(ops.Change)
-	// OnBarrier, when set, is told the changelog length when a
-	// checkpoint's barrier reaches the sink.
+	// OnBarrier, when set, is told the change count when a checkpoint's
+	// barrier reaches the sink.
 	OnBarrier func(id state.CheckpointID, n int)
-	// Discard keeps neither the changelog nor the table, only their count
-	// (file sinks: memory stays bounded); set it before the first change.
+	// Discard keeps neither the tail nor the table, only the count (file
+	// sinks: memory stays bounded); set it before the first change.
 	Discard bool
 	// Durable puts the table in the job's checkpoints (a durable state
 	// URI), so another process resumes the whole result; in process, a
-	// restore rewinds with Truncate instead.
-	Durable bool
-	dropped int
+	// restore rewinds with Rewind instead.
+	Durable  bool
+	restored bool
+	key      []byte // scratch row encoding
 }
 
-// NewCollector returns an empty collector.
+// NewCollector returns an empty collector that keeps a table and no tail.
 func NewCollector() *Collector {
 	return &Collector{changed: make(chan struct{}), wm: math.MinInt64}
 }
 
 func (c *Collector) notifyLocked() {
-	close(c.changed)
-	c.changed = make(chan struct{})
+	if c.waiters > 0 {
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
 }
 
-// Emit records one change and applies it to the table.
+func (c *Collector) keepsTable() bool { return !c.Discard && (!c.NoTable || c.Durable) }
+
+// Emit records one change: the table, the tail, OnChange and Tee.
 func (c *Collector) Emit(ch ops.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.Discard {
-		c.dropped++
-	} else {
-		c.changes = append(c.changes, ch)
+	c.n++
+	if c.keepsTable() {
 		c.applyLocked(ch)
+	}
+	if !c.Discard && c.TailCap > 0 {
+		c.tail.push(ch, c.TailCap)
+	}
+	if c.OnChange != nil && c.err == nil {
+		if err := c.OnChange(ch); err != nil {
+			c.err = err
+			if c.OnError != nil {
+				c.OnError(err)
+			}
+		}
 	}
 	if c.Tee != nil {
 		c.Tee(ch)
@@ -67,7 +100,15 @@ func (c *Collector) applyLocked(ch ops.Change) {
 	if ch.Kind.Retracts() {
 		d = -1
 	}
-	c.table.add(string(types.EncodeRow(ch.Row)), ch.Row, d)
+	c.key = types.AppendRow(c.key[:0], ch.Row)
+	c.table.add(c.key, ch.Row, d)
+}
+
+// Err is OnChange's first error, if any.
+func (c *Collector) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // EmitWatermark records the sink's watermark.
@@ -79,31 +120,33 @@ func (c *Collector) EmitWatermark(wm int64) {
 	}
 }
 
-// EmitBarrier reports the changelog length at the barrier to OnBarrier, so
-// a restore can rewind the collector to the checkpoint (Truncate).
+// EmitBarrier marks the result at a checkpoint's barrier, so Rewind can
+// bring it back, and reports the change count to OnBarrier.
 func (c *Collector) EmitBarrier(id state.CheckpointID) {
 	c.mu.Lock()
-	n, f := len(c.changes)+c.dropped, c.OnBarrier
+	n, f := c.n, c.OnBarrier
+	c.table.mark(id, n, c.keepsTable())
 	c.mu.Unlock()
 	if f != nil {
-		f(id, n)
+		f(id, int(n))
 	}
 }
 
-// Truncate rewinds the collector to its first n changes and rebuilds the
-// table from them; the end mark is cleared.
-func (c *Collector) Truncate(n int) {
+// Rewind brings the collector back to checkpoint id's barrier: the table
+// as it was then, the change count, and the tail cut to the changes before
+// it; the end mark is cleared. It returns the change count at the barrier,
+// or false when id is not among the newest marks the collector keeps.
+func (c *Collector) Rewind(id state.CheckpointID) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n > len(c.changes) {
-		return
+	n, ok := c.table.rewind(id)
+	if !ok {
+		return 0, false
 	}
-	c.changes, c.ended = c.changes[:n:n], false
-	c.table.reset()
-	for _, ch := range c.changes {
-		c.applyLocked(ch)
-	}
+	c.tail.cut(c.n - n)
+	c.n, c.ended = n, false
 	c.notifyLocked()
+	return int(n), true
 }
 
 // EndOfInput marks the end.
@@ -132,33 +175,49 @@ func (c *Collector) Watermark() int64 {
 func (c *Collector) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.changes) + c.dropped
+	return int(c.n)
 }
 
-// Changes returns the changes from index from on.
+// Changes returns the kept changes from index from on (indexes count every
+// change so far; those older than the tail are gone).
 func (c *Collector) Changes(from int) []ops.Change {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if from >= len(c.changes) {
-		return nil
-	}
-	return append([]ops.Change(nil), c.changes[max(from, 0):]...)
+	return c.tail.from(int64(from), c.n)
+}
+
+// Read returns change number at, or the oldest kept one after it when at
+// fell out of the tail (skipped says how many were passed over); ok is
+// false when there is no such change yet, or none kept (skipped: all).
+func (c *Collector) Read(at int64) (ch ops.Change, skipped int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tail.at(at, c.n)
 }
 
 // Wait blocks until there are more than n changes, the input ended, or ctx
 // is done.
-func (c *Collector) Wait(ctx context.Context, n int) error {
+func (c *Collector) Wait(ctx context.Context, n int64) error {
 	for {
 		c.mu.Lock()
-		ready, ch := len(c.changes) > n || c.ended, c.changed
-		c.mu.Unlock()
-		if ready {
+		if c.n > n || c.ended {
+			c.mu.Unlock()
 			return nil
 		}
+		c.waiters++
+		ch := c.changed
+		c.mu.Unlock()
+		var err error
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			err = ctx.Err()
+		}
+		c.mu.Lock()
+		c.waiters--
+		c.mu.Unlock()
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -170,6 +229,13 @@ func (c *Collector) Table() []types.Row {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.table.rows()
+}
+
+// Rows is the number of distinct rows in the table.
+func (c *Collector) Rows() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.table.distinct()
 }
 
 // SnapshotSink records the table's buckets changed since the previous
@@ -194,16 +260,17 @@ func (c *Collector) SinkCheckpointDone(id state.CheckpointID, err error) {
 
 // RestoreSink loads the table a checkpoint recorded. It applies only to a
 // collector that has seen nothing yet (a new process); a collector rewound
-// in process by Truncate already holds that table.
+// in process by Rewind already holds that table.
 func (c *Collector) RestoreSink(read func(keys [][]byte) ([][]byte, error)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.Discard || !c.Durable || len(c.changes) > 0 || c.dropped > 0 || c.table.base != nil {
+	if c.Discard || !c.Durable || c.n > 0 || c.restored {
 		return nil
 	}
 	if err := c.table.restore(read); err != nil {
 		return err
 	}
+	c.restored = true
 	c.notifyLocked()
 	return nil
 }

@@ -23,8 +23,9 @@ type matTable struct {
 	buckets  [tableBuckets]map[string]*matRow
 	dirty    [tableBuckets]bool
 	seq      int64
-	base     map[string]matRow // what a restore loaded; Truncate starts here
+	size     int // distinct rows
 	inflight map[state.CheckpointID][]int
+	marks    []*rewindMark // newest last, at most maxRewindMarks
 }
 
 type matRow struct {
@@ -34,7 +35,7 @@ type matRow struct {
 }
 
 // bucketOf is FNV-1a of the row's encoding: stable across processes.
-func bucketOf(k string) int {
+func bucketOf[K string | []byte](k K) int {
 	h := uint32(2166136261)
 	for i := 0; i < len(k); i++ {
 		h = (h ^ uint32(k[i])) * 16777619
@@ -42,41 +43,27 @@ func bucketOf(k string) int {
 	return int(h % tableBuckets)
 }
 
-// add changes the multiplicity of row (encoded as k) by d.
-func (t *matTable) add(k string, row types.Row, d int64) {
+// add changes the multiplicity of row (encoded as k) by d; k is only
+// copied when the row is new.
+func (t *matTable) add(k []byte, row types.Row, d int64) {
 	b := bucketOf(k)
+	t.save(b)
 	if t.buckets[b] == nil {
 		t.buckets[b] = map[string]*matRow{}
 	}
-	m := t.buckets[b][k]
+	m := t.buckets[b][string(k)]
 	if m == nil {
 		t.seq++
 		m = &matRow{row: row, first: t.seq}
-		t.buckets[b][k] = m
+		t.buckets[b][string(k)] = m
+		t.size++
 	}
 	m.count += d
 	if m.count == 0 {
-		delete(t.buckets[b], k)
+		delete(t.buckets[b], string(k))
+		t.size--
 	}
 	t.dirty[b] = true
-}
-
-// reset empties the table back to what the last restore loaded; every
-// bucket becomes dirty so the next checkpoint records the rewind.
-func (t *matTable) reset() {
-	t.buckets, t.seq = [tableBuckets]map[string]*matRow{}, 0
-	for k, m := range t.base {
-		b := bucketOf(k)
-		if t.buckets[b] == nil {
-			t.buckets[b] = map[string]*matRow{}
-		}
-		cp := m
-		t.buckets[b][k] = &cp
-		t.seq = max(t.seq, m.first)
-	}
-	for b := range t.dirty {
-		t.dirty[b] = true
-	}
 }
 
 // rows is the table in order of first appearance, each row repeated by its
@@ -138,8 +125,7 @@ func (t *matTable) done(id state.CheckpointID, err error) {
 	delete(t.inflight, id)
 }
 
-// restore loads every bucket of a checkpoint; it becomes the base that
-// Truncate rewinds to.
+// restore loads every bucket of a checkpoint.
 func (t *matTable) restore(read func(keys [][]byte) ([][]byte, error)) error {
 	keys := make([][]byte, tableBuckets)
 	for b := range keys {
@@ -149,14 +135,22 @@ func (t *matTable) restore(read func(keys [][]byte) ([][]byte, error)) error {
 	if err != nil {
 		return err
 	}
-	t.base = map[string]matRow{}
+	loaded := map[string]matRow{}
 	for b, v := range vals {
-		if err := decodeBucket(v, t.base); err != nil {
+		if err := decodeBucket(v, loaded); err != nil {
 			return fmt.Errorf("table bucket %d: %w", b, err)
 		}
 	}
-	t.reset()
-	t.dirty = [tableBuckets]bool{}
+	for k, m := range loaded {
+		b := bucketOf(k)
+		if t.buckets[b] == nil {
+			t.buckets[b] = map[string]*matRow{}
+		}
+		cp := m
+		t.buckets[b][k] = &cp
+		t.seq = max(t.seq, m.first)
+	}
+	t.size = len(loaded)
 	return nil
 }
 

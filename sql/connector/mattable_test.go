@@ -88,11 +88,14 @@ func TestCollectorTableSurvivesRestore(t *testing.T) {
 			if got, want := fmt.Sprint(fresh.Table()), fmt.Sprint(c.Table()); got != want {
 				t.Fatalf("restored table %s, want %s", got, want)
 			}
-			// Truncate rewinds to the restored table, not to empty.
+			// Rewind goes back to the restored table, not to empty.
+			fresh.EmitBarrier(4)
 			fresh.Emit(change(ops.Insert, 99))
-			fresh.Truncate(0)
+			if _, ok := fresh.Rewind(4); !ok {
+				t.Fatal("no mark for checkpoint 4")
+			}
 			if got, want := fmt.Sprint(fresh.Table()), fmt.Sprint(c.Table()); got != want {
-				t.Fatalf("after Truncate(0) %s, want the restored %s", got, want)
+				t.Fatalf("after Rewind(4) %s, want the restored %s", got, want)
 			}
 		})
 	}
@@ -118,7 +121,7 @@ func TestCollectorRestoreSkipsUsedAndDiscarding(t *testing.T) {
 	if es := file.SnapshotSink(1); es != nil {
 		t.Fatalf("a discarding collector wrote %d entries", len(es))
 	}
-	mem := NewCollector() // not Durable: in-process restores use Truncate
+	mem := NewCollector() // not Durable: in-process restores use Rewind
 	mem.Emit(change(ops.Insert, 1))
 	if es := mem.SnapshotSink(1); es != nil {
 		t.Fatalf("a collector on a non-durable URI wrote %d entries", len(es))

@@ -20,6 +20,10 @@ type AggregateConfig struct {
 	// AppendOnly says the input never retracts: MIN and MAX then keep only
 	// the current extreme instead of a multiset of every value.
 	AppendOnly bool
+	// MiniBatch folds each group's changes until the next barrier,
+	// watermark or end of input (miniBatch): for consumers that need only
+	// the latest value of each group, such as a final result.
+	MiniBatch bool
 }
 
 // Aggregate is AggregateRowOp: per group an entry under the group's key
@@ -48,6 +52,7 @@ type Aggregate struct {
 	// split: some aggregate keeps entries of its own (modeDistinct or
 	// modeTree), so a record may need second reads: no inline hit path.
 	split bool
+	batch *miniBatch // nil without MiniBatch
 }
 
 // NewAggregate returns an aggregate operator.
@@ -73,6 +78,9 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	a.modes, a.gaccs, a.gzeros = make([]aggMode, n), make([]expr.Accumulator, n), make([][]byte, n)
 	a.salts = map[string]uint64{}
 	a.split = false
+	if a.cfg.MiniBatch {
+		a.batch = newMiniBatch()
+	}
 	for i, s := range a.cfg.Aggs {
 		extreme := s.Kind == expr.AggMin || s.Kind == expr.AggMax
 		a.accs[i] = s.NewAccumulator()
@@ -128,8 +136,22 @@ func (a *Aggregate) ProcessHot(input int, ch Change) (bool, error) {
 }
 
 // OnWatermark fires nothing (results are emitted per record) but emits a
-// global aggregate's initial row if nothing did yet.
-func (a *Aggregate) OnWatermark(int64) error { return a.ensureInit() }
+// global aggregate's initial row if nothing did yet, and flushes the
+// mini-batch ahead of the watermark.
+func (a *Aggregate) OnWatermark(int64) error {
+	if err := a.ensureInit(); err != nil {
+		return err
+	}
+	a.flushBatch()
+	return nil
+}
+
+// flushBatch emits the mini-batch's folded changes.
+func (a *Aggregate) flushBatch() {
+	if a.batch != nil {
+		a.batch.flush(a.ctx.Output)
+	}
+}
 
 // Close releases nothing.
 func (a *Aggregate) Close() error { return nil }
@@ -311,14 +333,14 @@ func (a *Aggregate) finish(r *aggRec) error {
 		return err
 	}
 	if n <= 0 && !a.global() {
-		a.ctx.Output.Emit(Change{Kind: Delete, Row: old})
+		a.emit(r.key, old, nil)
 		return nil
 	}
 	cur, err := a.resultRec(r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
-	a.emit(old, cur)
+	a.emit(r.key, old, cur)
 	for _, t := range r.trees {
 		if t != nil {
 			a.nodes.put(t)
@@ -327,9 +349,20 @@ func (a *Aggregate) finish(r *aggRec) error {
 	return nil
 }
 
-// emit sends a group's change from old (nil: new group) to cur.
-func (a *Aggregate) emit(old, cur types.Row) {
+// emit sends a group's change from old (nil: new group) to cur (nil: the
+// group is gone), or folds it into the mini-batch.
+func (a *Aggregate) emit(key []byte, old, cur types.Row) {
+	if a.batch != nil {
+		if a.batch.change(key, old, cur) {
+			a.flushBatch()
+		}
+		return
+	}
 	out := a.ctx.Output
+	if cur == nil {
+		out.Emit(Change{Kind: Delete, Row: old})
+		return
+	}
 	if old == nil {
 		out.Emit(Change{Kind: Insert, Row: cur})
 		return

@@ -65,4 +65,10 @@ func (a *Aggregate) ProcessAsync(input int, ch Change) engine.Body {
 
 // SnapshotState emits a global aggregate's initial row before the first
 // checkpoint if nothing did yet.
-func (a *Aggregate) SnapshotState(state.CheckpointID) error { return a.ensureInit() }
+func (a *Aggregate) SnapshotState(state.CheckpointID) error {
+	if err := a.ensureInit(); err != nil {
+		return err
+	}
+	a.flushBatch() // the barrier follows every change its state holds
+	return nil
+}

@@ -17,6 +17,9 @@ type BuildOptions struct {
 	Env         connector.Env
 	// Lookup is what lookup joins need from the session (build_lookup.go).
 	Lookup ops.LookupEnv
+	// MiniBatch folds GROUP BY changes per group between barriers and
+	// watermarks (ops.AggregateConfig.MiniBatch).
+	MiniBatch bool
 }
 
 // Stage describes one engine stage for EXPLAIN and for the session's
@@ -104,7 +107,7 @@ func (b *builder) node(n *Node) (int, error) {
 		return b.calc(n, ins), nil
 	case OpAggregate:
 		cfg := ops.AggregateConfig{Name: "aggregate", GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed,
-			AppendOnly: n.Inputs[0].AppendOnly()}
+			AppendOnly: n.Inputs[0].AppendOnly(), MiniBatch: b.opts.MiniBatch}
 		return b.keyed(n, ins, "agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewAggregate(cfg)
 		}), nil

@@ -152,10 +152,7 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 		}
 		h.sink.Discard = true
 		h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
-		h.sink.OnBarrier = func(id state.CheckpointID, n int) {
-			txn.Barrier(id)
-			h.mark(id, n)
-		}
+		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { txn.Barrier(id) }
 		h.onCommit = txn.Committed
 		return nil
 	}

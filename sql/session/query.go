@@ -39,13 +39,13 @@ type Handle struct {
 	endInput atomic.Bool
 	rejects  atomic.Int64
 
-	mu     sync.Mutex
-	job    *engine.Job[ops.Change]
-	cancel context.CancelFunc
-	done   chan struct{}
-	runErr error
-	cursor int
-	marks  map[state.CheckpointID]int // changelog length at each barrier
+	mu      sync.Mutex
+	job     *engine.Job[ops.Change]
+	cancel  context.CancelFunc
+	done    chan struct{}
+	runErr  error
+	cursor  int64 // the next change Next returns
+	skipped int64 // changes Next passed over (older than the tail)
 	// pendingCkpt is the newest triggered checkpoint; restoredFrom the
 	// checkpoint the current job started from (ids continue after it).
 	pendingCkpt  state.CheckpointID
@@ -65,7 +65,7 @@ type Handle struct {
 // Query plans a SELECT and starts its job. On a durable state URI with
 // Config.Resume set, the query resumes from its checkpoints (see Resume).
 func (s *Session) Query(ctx context.Context, sql string) (*Handle, error) {
-	return s.Resume(ctx, sql, s.cfg.Resume)
+	return s.QueryWith(ctx, sql, QueryOptions{Resume: s.cfg.Resume})
 }
 
 // Resume plans a SELECT and starts its job from a checkpoint another
@@ -74,6 +74,31 @@ func (s *Session) Query(ctx context.Context, sql string) (*Handle, error) {
 // positions and keyed state restores lazily; the handle's changelog holds
 // only what comes after the checkpoint.
 func (s *Session) Resume(ctx context.Context, sql, from string) (*Handle, error) {
+	return s.QueryWith(ctx, sql, QueryOptions{Resume: from})
+}
+
+// QueryOptions choose where a query's changes go and what its handle
+// keeps: `clink run` streams the changelog through OnChange and keeps no
+// table; --final keeps the table and no tail.
+type QueryOptions struct {
+	// Resume is "", "latest" or a checkpoint id (see Resume).
+	Resume string
+	// OnChange receives every change in sink order, on the job's sink
+	// goroutine; its first error cancels the query and becomes Wait's.
+	OnChange func(ops.Change) error
+	// NoTable keeps no materialised result (Table is empty), for a
+	// changelog that only streams; a durable query keeps it regardless,
+	// for a later --final --restore.
+	NoTable bool
+	// NoTail keeps no changelog tail (Next, Changes and Tail see nothing).
+	NoTail bool
+	// OnStart, when set, is called with the planned handle before its job
+	// starts (OnChange's consumer learns the columns here).
+	OnStart func(h *Handle) error
+}
+
+// QueryWith plans a SELECT and starts its job with the given options.
+func (s *Session) QueryWith(ctx context.Context, sql string, o QueryOptions) (*Handle, error) {
 	st, err := parser.Parse(sql)
 	if err != nil {
 		return nil, wrap(sql, err)
@@ -82,7 +107,17 @@ func (s *Session) Resume(ctx context.Context, sql, from string) (*Handle, error)
 	if !ok {
 		return nil, wrap(sql, ast.Errorf(st.Position(), "Query runs a SELECT; use Exec for other statements"))
 	}
-	h, err := s.startWith(ctx, qs.Query, sql, startOpts{resume: from})
+	setup := func(h *Handle) error {
+		h.sink.OnChange, h.sink.NoTable = o.OnChange, o.NoTable
+		if o.NoTail {
+			h.sink.TailCap = 0
+		}
+		if o.OnStart != nil {
+			return o.OnStart(h)
+		}
+		return nil
+	}
+	h, err := s.startWith(ctx, qs.Query, sql, startOpts{resume: o.Resume, setup: setup})
 	return h, wrap(sql, err)
 }
 
@@ -104,10 +139,11 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism,
-		marks: map[state.CheckpointID]int{}}
-	h.sink.OnBarrier = h.mark
-	h.phys, err = plan.Build(pq, plan.BuildOptions{Parallelism: h.par, HashSeed: s.cfg.HashSeed, Env: h.env(), Lookup: h.lookupEnv()})
+	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism}
+	h.sink.TailCap = s.ResultTail()
+	h.sink.OnError = func(error) { h.cancelRun() }
+	h.phys, err = plan.Build(pq, plan.BuildOptions{Parallelism: h.par, HashSeed: s.cfg.HashSeed, Env: h.env(), Lookup: h.lookupEnv(),
+		MiniBatch: s.cfg.MiniBatch})
 	if err != nil {
 		return nil, err
 	}
@@ -147,10 +183,26 @@ func (h *Handle) env() connector.Env {
 		IdleTimeout: h.s.cfg.IdleTimeout}
 }
 
-func (h *Handle) mark(id state.CheckpointID, n int) {
+// ResultTail is how many of its newest changes each query keeps for views.
+func (s *Session) ResultTail() int {
+	switch {
+	case s.cfg.ResultTail < 0:
+		return 0
+	case s.cfg.ResultTail == 0:
+		return DefaultResultTail
+	}
+	return s.cfg.ResultTail
+}
+
+// cancelRun stops a threaded job without waiting for it (safe on the
+// job's own goroutines).
+func (h *Handle) cancelRun() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.marks[id] = n
+	cancel := h.cancel
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // jobConfig is the engine configuration of this query's job.
@@ -263,20 +315,24 @@ func (h *Handle) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.runErr
+	return h.Err()
 }
 
-// Err returns the threaded job's error once it stopped.
+// Err returns the threaded job's error once it stopped; a failed
+// OnChange (a closed pipe) wins over the cancellation it caused.
 func (h *Handle) Err() error {
+	if err := h.sink.Err(); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.runErr
 }
 
 // Next returns the next change, blocking until one arrives; io.EOF after
-// the last one of a finished query. In stepped mode it never blocks: it
+// the last one of a finished query. A reader that falls behind the
+// changelog tail (Config.ResultTail) skips to its oldest kept change;
+// Skipped counts what it missed. In stepped mode Next never blocks: it
 // returns io.EOF when nothing is buffered and the job is finished, and
 // ErrNoChange when nothing is buffered yet.
 func (h *Handle) Next(ctx context.Context) (ops.Change, error) {
@@ -284,13 +340,24 @@ func (h *Handle) Next(ctx context.Context) (ops.Change, error) {
 		h.mu.Lock()
 		cur := h.cursor
 		h.mu.Unlock()
-		if cs := h.sink.Changes(cur); len(cs) > 0 {
+		ended := h.sink.Ended() // before Read: every change came before the end
+		c, skipped, ok := h.sink.Read(cur)
+		if ok || skipped > 0 {
+			next := cur + skipped
+			if ok {
+				next++
+			}
 			h.mu.Lock()
-			h.cursor++
+			h.cursor, h.skipped = next, h.skipped+skipped
 			h.mu.Unlock()
-			return cs[0], nil
 		}
-		if h.sink.Ended() {
+		if ok {
+			return c, nil
+		}
+		if skipped > 0 {
+			continue
+		}
+		if ended {
 			return ops.Change{}, io.EOF
 		}
 		if err := h.Err(); err != nil {
@@ -300,19 +367,33 @@ func (h *Handle) Next(ctx context.Context) (ops.Change, error) {
 			return ops.Change{}, ErrNoChange
 		}
 		wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		err := h.sink.Wait(wctx, cur)
+		_ = h.sink.Wait(wctx, cur)
 		cancel()
 		if ctx.Err() != nil {
 			return ops.Change{}, ctx.Err()
 		}
-		_ = err
 	}
 }
+
+// Skipped is how many changes Next passed over because they had fallen
+// out of the changelog tail before it got to them.
+func (h *Handle) Skipped() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.skipped
+}
+
+// Len is the number of changes the query's sink has seen.
+func (h *Handle) Len() int { return h.sink.Len() }
+
+// Rows is the number of distinct rows in the materialised result.
+func (h *Handle) Rows() int { return h.sink.Rows() }
 
 // ErrNoChange is Next's answer in stepped mode when no change is buffered.
 var ErrNoChange = errors.New("no change buffered: step the query")
 
-// Changes returns every change so far, in sink order.
+// Changes returns the changes the tail keeps (every change when there
+// were no more than Config.ResultTail), in sink order.
 func (h *Handle) Changes() []ops.Change { return h.sink.Changes(0) }
 
 // Table returns the materialised result with ORDER BY / OFFSET / LIMIT

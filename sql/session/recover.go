@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"clink/engine"
+	"clink/sql/connector"
 	"clink/sql/ops"
 	"clink/sql/plan"
 	"clink/state"
@@ -86,13 +87,9 @@ func (h *Handle) Crash() error {
 func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) error {
 	h.mu.Lock()
 	running := h.job != nil
-	n, ok := h.marks[id]
 	h.mu.Unlock()
 	if running {
 		return errors.New("restore: the query is still running (crash it first)")
-	}
-	if !ok {
-		return fmt.Errorf("restore: checkpoint %d never reached the sink", id)
 	}
 	if p > 0 {
 		h.par = p
@@ -100,20 +97,24 @@ func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) erro
 	if err := h.rebuild(); err != nil {
 		return err
 	}
-	h.sink.Truncate(n)
+	n, ok := h.sink.Rewind(id)
+	if !ok {
+		return fmt.Errorf("restore: checkpoint %d is not among the newest checkpoints whose barrier reached the sink (the result rewinds to the newest %d)", id, connector.MaxRewindMarks)
+	}
 	h.mu.Lock()
 	h.pendingCkpt, h.restoredFrom = 0, id
 	h.mu.Unlock()
 	h.ckpt.forget(id)
 	h.mu.Lock()
-	h.cursor = min(h.cursor, n)
+	h.cursor = min(h.cursor, int64(n))
 	h.mu.Unlock()
 	return h.launch(ctx, id)
 }
 
 // rebuild re-plans the physical graph at the handle's parallelism.
 func (h *Handle) rebuild() error {
-	phys, err := plan.Build(h.Plan, plan.BuildOptions{Parallelism: h.par, HashSeed: h.s.cfg.HashSeed, Env: h.env()})
+	phys, err := plan.Build(h.Plan, plan.BuildOptions{Parallelism: h.par, HashSeed: h.s.cfg.HashSeed, Env: h.env(),
+		Lookup: h.lookupEnv(), MiniBatch: h.s.cfg.MiniBatch})
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,19 @@ type Config struct {
 	// memory limit from its hot budget (SoftMemoryLimit), unless GOMEMLIMIT
 	// is set: `clink run`, the REPL and the TUI turn it on.
 	SoftMemoryLimit bool
+	// ResultTail is how many of the newest changes each query keeps for
+	// views (Handle.Next, Changes, Tail); older ones are counted, not kept.
+	// 0: DefaultResultTail; negative: none.
+	ResultTail int
+	// MiniBatch folds each GROUP BY's changes per group until the next
+	// barrier, watermark or end of input, for results that need only each
+	// group's latest row (`clink run --final`): a group updated a million
+	// times costs one emitted update per batch.
+	MiniBatch bool
 }
+
+// DefaultResultTail is the changelog tail a query keeps for its views.
+const DefaultResultTail = 10000
 
 // Session holds a catalog and runs statements. Exec and Query must not be
 // called concurrently; a running query's handle is safe to read from

@@ -38,6 +38,22 @@ func (v Value) String() string {
 	return fmt.Sprintf("?kind%d", v.kind)
 }
 
+// AppendText appends String's rendering of v to b without allocating for
+// the common kinds (result writers call it once per value).
+func (v Value) AppendText(b []byte) []byte {
+	switch v.kind {
+	case KindInt, KindBigInt:
+		return strconv.AppendInt(b, v.i, 10)
+	case KindVarchar:
+		return append(b, v.s...)
+	case KindBool:
+		return strconv.AppendBool(b, v.i != 0)
+	case KindTimestamp:
+		return v.Time().AppendFormat(b, TimestampLayout)
+	}
+	return append(b, v.String()...)
+}
+
 // FormatDouble renders f in the shortest round-trip form, in positional
 // notation between 1e-4 and 1e21 and in exponent notation outside;
 // "NaN", "Infinity" and "-Infinity" for the specials.

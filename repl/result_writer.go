@@ -1,0 +1,232 @@
+package repl
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"clink/sql/expr"
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// resultBufferBytes is the output buffer of a result writer: large writes
+// for a pipe or a file, flushed by FlushBuffered and Flush.
+const resultBufferBytes = 64 << 10
+
+// ResultWriter writes a query's output in one format: changes as they
+// come (Change) or the final materialised rows (Row), then Flush. Rows are
+// encoded into a reused buffer and written through a buffered writer, so
+// a row costs no allocation and no system call in the csv, jsonl and
+// changelog formats.
+type ResultWriter struct {
+	w      *bufio.Writer
+	format Format
+	cols   []expr.Column
+	names  []string
+	keys   [][]byte // JSON-encoded column names
+	header bool
+	ops    bool
+	line   []byte
+	rows   [][]string // buffered for the table format
+}
+
+// NewResultWriter returns a writer of results with columns cols. With
+// changes set, each row carries its change kind (an "op" column in table
+// and CSV, an "op" key in JSONL).
+func NewResultWriter(w io.Writer, f Format, cols []expr.Column, changes bool) *ResultWriter {
+	rw := &ResultWriter{w: bufio.NewWriterSize(w, resultBufferBytes), format: f, cols: cols, names: ColumnNames(cols), ops: changes}
+	for _, n := range rw.names {
+		k, _ := json.Marshal(n)
+		rw.keys = append(rw.keys, k)
+	}
+	return rw
+}
+
+// Change writes one change.
+func (rw *ResultWriter) Change(c ops.Change) error { return rw.row(c.Kind, c.Row) }
+
+// Row writes one final row (as an insert in the changelog format).
+func (rw *ResultWriter) Row(r types.Row) error { return rw.row(ops.Insert, r) }
+
+func (rw *ResultWriter) row(kind ops.Kind, r types.Row) error {
+	b := rw.line[:0]
+	switch rw.format {
+	case FormatChangelog:
+		b = appendChangelog(b, kind, r)
+	case FormatJSONL:
+		b = rw.appendJSON(b, kind, r)
+	case FormatCSV:
+		if err := rw.csvHeader(); err != nil {
+			return err
+		}
+		b = rw.appendCSV(b, kind, r)
+	default:
+		rec := Cells(r)
+		if rw.ops {
+			rec = append([]string{kind.String()}, rec...)
+		}
+		rw.rows = append(rw.rows, rec)
+		return nil
+	}
+	rw.line = b
+	_, err := rw.w.Write(b)
+	return err
+}
+
+func appendChangelog(b []byte, kind ops.Kind, r types.Row) []byte {
+	b = append(b, kind.String()...)
+	b = append(b, '[')
+	for i, v := range r {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = v.AppendText(b)
+	}
+	return append(b, "]\n"...)
+}
+
+func (rw *ResultWriter) appendJSON(b []byte, kind ops.Kind, r types.Row) []byte {
+	b = append(b, '{')
+	if rw.ops {
+		b = append(b, `"op":"`...)
+		b = append(b, kind.String()...)
+		b = append(b, '"')
+	}
+	for i, k := range rw.keys {
+		if i > 0 || rw.ops {
+			b = append(b, ',')
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		if i < len(r) {
+			b = appendJSONValue(b, r[i])
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	return append(b, "}\n"...)
+}
+
+// appendJSONValue is jsonValue without the allocations: NULL as null,
+// numbers as numbers (non-finite doubles as strings), the rest as strings
+// escaped as encoding/json does.
+func appendJSONValue(b []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return append(b, "null"...)
+	case types.KindBool, types.KindInt, types.KindBigInt, types.KindDecimal:
+		return v.AppendText(b)
+	case types.KindDouble:
+		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return v.AppendText(b)
+		}
+	}
+	start := len(b)
+	b = append(b, '"')
+	b = v.AppendText(b)
+	for _, c := range b[start+1:] {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(string(b[start+1:]))
+			return append(b[:start], q...)
+		}
+	}
+	return append(b, '"')
+}
+
+func (rw *ResultWriter) csvHeader() error {
+	if rw.header {
+		return nil
+	}
+	rw.header = true
+	b := rw.line[:0]
+	if rw.ops {
+		b = append(b, "op,"...)
+	}
+	for i, n := range rw.names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendCSVField(b, n)
+	}
+	rw.line = append(b, '\n')
+	_, err := rw.w.Write(rw.line)
+	return err
+}
+
+func (rw *ResultWriter) appendCSV(b []byte, kind ops.Kind, r types.Row) []byte {
+	if rw.ops {
+		b = append(b, kind.String()...)
+		b = append(b, ',')
+	}
+	for i, v := range r {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch v.Kind() {
+		case types.KindNull:
+		case types.KindVarchar:
+			b = appendCSVField(b, v.Str())
+		default:
+			b = v.AppendText(b)
+		}
+	}
+	return append(b, '\n')
+}
+
+// appendCSVField quotes a field exactly when encoding/csv's Writer would.
+func appendCSVField(b []byte, f string) []byte {
+	if !csvNeedsQuotes(f) {
+		return append(b, f...)
+	}
+	b = append(b, '"')
+	b = append(b, strings.ReplaceAll(f, `"`, `""`)...)
+	return append(b, '"')
+}
+
+func csvNeedsQuotes(f string) bool {
+	if f == "" {
+		return false
+	}
+	if f == `\.` || strings.ContainsAny(f, ",\"\r\n") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(f)
+	return unicode.IsSpace(r)
+}
+
+// FlushBuffered writes out what is buffered (a timer or a batch end), so
+// a reader of a long-running query sees its rows; the table format waits
+// for Flush.
+func (rw *ResultWriter) FlushBuffered() error { return rw.w.Flush() }
+
+// Flush ends the output: the table format prints its buffered rows, and
+// CSV prints the header of an empty result.
+func (rw *ResultWriter) Flush() error {
+	switch rw.format {
+	case FormatCSV:
+		if err := rw.csvHeader(); err != nil {
+			return err
+		}
+	case FormatTable:
+		right := RightAligned(rw.cols)
+		if rw.ops {
+			right = append([]bool{false}, right...)
+		}
+		if _, err := io.WriteString(rw.w, RenderTable(rw.withOp("op", rw.names), rw.rows, right)); err != nil {
+			return err
+		}
+	}
+	return rw.w.Flush()
+}
+
+func (rw *ResultWriter) withOp(op string, rec []string) []string {
+	if !rw.ops {
+		return rec
+	}
+	return append([]string{op}, rec...)
+}
