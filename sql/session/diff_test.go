@@ -177,24 +177,26 @@ func oracleRows(t *testing.T, db *sql.DB, q string) []string {
 }
 
 type variant struct {
-	name  string
-	uri   string
-	par   int
-	async bool
+	name      string
+	uri       string
+	par       int
+	async     bool
+	miniBatch bool // Config.MiniBatch
 }
 
 var variants = []variant{
-	{"memory-p1", "memory://", 1, false},
-	{"memory-p3", "memory://", 3, false},
-	{"disagg-p1", "disagg-local://?latency=uniform(0.1ms,2ms)&hot_max_bytes=4KiB", 1, true},
-	{"disagg-p3", "disagg-local://?latency=uniform(0.1ms,2ms)&hot_max_bytes=4KiB", 3, true},
+	{"memory-p1", "memory://", 1, false, false},
+	{"memory-p3", "memory://", 3, false, false},
+	{"disagg-p1", "disagg-local://?latency=uniform(0.1ms,2ms)&hot_max_bytes=4KiB", 1, true, false},
+	{"disagg-p3", "disagg-local://?latency=uniform(0.1ms,2ms)&hot_max_bytes=4KiB", 3, true, false},
 }
 
 // newSession returns a stepped session whose state tier runs on a Sim.
 func newSession(t *testing.T, v variant) *session.Session {
 	t.Helper()
 	sim := async.NewSim(11, async.Fixed(time.Millisecond))
-	s, err := session.New(session.Config{StateURI: v.uri, Parallelism: v.par, HashSeed: 5, Clock: sim, Executor: sim, Idle: sim.Step, MaxInFlight: 64})
+	s, err := session.New(session.Config{StateURI: v.uri, Parallelism: v.par, HashSeed: 5, Clock: sim, Executor: sim, Idle: sim.Step, MaxInFlight: 64,
+		MiniBatch: v.miniBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
