@@ -16,7 +16,7 @@ import (
 // soakScript sends per-key sequence numbers through a GROUP BY and a join
 // into transactional CSV sinks.
 const soakScript = `
-CREATE TABLE ev (k BIGINT, seq BIGINT, v BIGINT) WITH (connector = 'csv', path = 'ev.csv');
+CREATE TABLE ev (k BIGINT, seq BIGINT, v BIGINT) WITH (connector = 'csv', path = 'ev.csv', rate = '4000');
 CREATE TABLE dim (k BIGINT, name VARCHAR) WITH (connector = 'csv', path = 'dim.csv');
 CREATE TABLE agg (k BIGINT, n BIGINT, maxseq BIGINT, total BIGINT) WITH (connector = 'csv', path = 'agg.csv');
 CREATE TABLE joined (k BIGINT, seq BIGINT, name VARCHAR) WITH (connector = 'csv', path = 'joined.csv');

@@ -116,6 +116,9 @@ func (r *csvReader) readHeader(line []byte, n int) error {
 }
 
 func (r *csvReader) next() (types.Row, bool, bool, error) {
+	if !r.due() {
+		return nil, false, false, nil
+	}
 	for {
 		line, n, st, err := r.line()
 		if st != lineOK || err != nil {

@@ -39,7 +39,8 @@ type fileOpts struct {
 	header  bool
 	monitor time.Duration // 0: bounded, read the files there at open
 	maxLine int
-	bufSize int // read buffer (0: defaultReadBuffer); tests make it tiny
+	rate    float64 // lines per second of the session clock (0: unpaced)
+	bufSize int     // read buffer (0: defaultReadBuffer); tests make it tiny
 }
 
 func readFileOpts(t *Table, env Env) (fileOpts, error) {
@@ -70,7 +71,10 @@ func readFileOpts(t *Table, env Env) (fileOpts, error) {
 		return o, t.OptErr(MaxLineBytesOption, "want 1 to %d bytes, got %d", 1<<30, n)
 	}
 	o.maxLine = int(n)
-	return o, nil
+	if o.rate, err = t.FloatOpt("rate", 0); err == nil && o.rate < 0 {
+		err = t.OptErr("rate", "must not be negative, got %v", o.rate)
+	}
+	return o, err
 }
 
 func monitorInterval(t *Table) (time.Duration, error) {

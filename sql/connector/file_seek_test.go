@@ -267,3 +267,19 @@ func TestFileMonitor(t *testing.T) {
 		t.Fatalf("after the end of input: ok=%v end=%v, want the end", ok, end)
 	}
 }
+
+func TestFileRate(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "in.csv", csvRows(0, 10, false))
+	clock := &stepClock{now: time.Unix(1000, 0)}
+	r := openTiny(t, rowsTable(p, "rate", "4"), Env{Clock: clock})
+	if got := readRows(t, r, -1); len(got) != 1 {
+		t.Fatalf("at the start: %d rows, want 1", len(got))
+	}
+	clock.now = clock.now.Add(time.Second)
+	if got := readRows(t, r, -1); len(got) != 4 {
+		t.Fatalf("a second later: %d rows, want 4 more", len(got))
+	}
+	if _, err := FileBounded(rowsTable(p, "rate", "-1")); err == nil {
+		t.Error("a negative rate is accepted")
+	}
+}

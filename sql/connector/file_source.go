@@ -54,6 +54,9 @@ type lineReader struct {
 	clock    async.Clock
 	nextPoll time.Time
 	armed    time.Time
+	// pacing (option rate): lines read since paceStart
+	paceStart time.Time
+	paced     int64
 	// fields is scratch for the formats' decoders (reused across rows).
 	fields []jsonField
 }
@@ -119,6 +122,24 @@ func (r *lineReader) line() ([]byte, int, lineState, error) {
 		}
 		return l, n, lineOK, nil
 	}
+}
+
+// due paces a format's next (one row per call) at the rate option's rows
+// per second of the session clock, as nexmark's rate: a replayed file
+// arrives as a stream would.
+func (r *lineReader) due() bool {
+	if r.opts.rate <= 0 {
+		return true
+	}
+	now := r.clock.Now()
+	if r.paceStart.IsZero() {
+		r.paceStart = now
+	}
+	if r.paced < int64(now.Sub(r.paceStart).Seconds()*r.opts.rate)+1 {
+		r.paced++
+		return true
+	}
+	return false
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -267,6 +288,7 @@ func (r *lineReader) seek(b []byte) error {
 		return err
 	}
 	r.closeCur()
+	r.paceStart, r.paced = time.Time{}, 0
 	r.done, r.doneOrder = map[string]bool{}, nil
 	for _, k := range c.done {
 		if !r.done[k] {

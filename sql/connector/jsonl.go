@@ -33,6 +33,9 @@ func openJSONLBuf(t *Table, env Env, bufSize int) (rowReader, error) {
 }
 
 func (r *jsonlReader) next() (types.Row, bool, bool, error) {
+	if !r.due() {
+		return nil, false, false, nil
+	}
 	for {
 		line, n, st, err := r.line()
 		if st != lineOK || err != nil {
