@@ -62,7 +62,7 @@ func (s e2eSuite) run(ctx context.Context, e *Env) error {
 	if err := r.generate(); err != nil {
 		return err
 	}
-	steps := []func(context.Context) error{r.groupBy, r.jsonlGroupBy, r.filter, r.changelog, r.peakRSS}
+	steps := []func(context.Context) error{r.groupBy, r.disagg, r.jsonlGroupBy, r.filter, r.changelog, r.peakRSS}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
@@ -119,27 +119,14 @@ func final(uri string) repl.RunOptions {
 	return o
 }
 
-// hotPerBackend is the per-backend hot budget that makes the total hot
-// tier frac of the GROUP BY's state (one stateful stage at parallelism
-// par).
-func (r *e2eRun) hotPerBackend(frac float64) int64 {
-	return max(int64(float64(r.stateBytes)*frac/float64(r.par)), 1)
-}
-
 // groupBy measures the CSV GROUP BY: clink on memory:// against plain Go,
-// awk and OctoSQL, clink at N/4 (cost growth), and clink on disagg-file
-// and disagg-local with 10% of the state hot, all in the same rounds.
-// Then every output must agree with the Go baseline's.
+// awk and OctoSQL, and clink at N/4 (cost growth), all in the same
+// rounds. Then every output must agree with the Go baseline's.
 func (r *e2eRun) groupBy(ctx context.Context) error {
-	if err := r.probeState(ctx); err != nil {
-		return err
-	}
-	hot := r.hotPerBackend(0.10)
-	localURI := fmt.Sprintf("disagg-local://?latency=1ms&hot_max_bytes=%d", hot)
 	script, quarter := groupByScript(r.main), groupByScript(r.quarter)
 	rows := float64(r.main.rows)
 	outs := map[string]string{}
-	for _, k := range []string{"clink", "go", "quarter", "file", "local", "awk", "octosql"} {
+	for _, k := range []string{"clink", "go", "quarter", "awk", "octosql"} {
 		outs[k] = r.out(k + ".csv")
 	}
 	sides := []func() (float64, error){
@@ -148,15 +135,8 @@ func (r *e2eRun) groupBy(ctx context.Context) error {
 			return r.timed(rows, func() error { return r.suite.groupBy(r.main, outs["go"]) })
 		},
 		r.clinkRate(ctx, quarter, r.quarter.rows, final("memory://"), outs["quarter"]),
-		func() (float64, error) {
-			st := r.out("state") // a fresh directory per run: no checkpoint to resume
-			defer os.RemoveAll(st)
-			uri := fmt.Sprintf("disagg-file://%s?hot_max_bytes=%d", st, hot)
-			return r.clinkRate(ctx, script, r.main.rows, final(uri), outs["file"])()
-		},
-		r.clinkRate(ctx, script, r.main.rows, final(localURI), outs["local"]),
 	}
-	agree := []string{"clink", "file", "local"}
+	agree := []string{"clink"}
 	awk, awkErr := exec.LookPath("awk")
 	if awkErr == nil {
 		agree = append(agree, "awk")
@@ -187,26 +167,21 @@ func (r *e2eRun) groupBy(ctx context.Context) error {
 			octoNote += "; its output differs from the Go baseline's: " + err.Error()
 		}
 	}
-	r.reportGroupBy(vals, hot, awkErr, octoErr, octoNote)
+	r.reportGroupBy(vals, awkErr, octoErr, octoNote)
 	return nil
 }
 
 // reportGroupBy records the GROUP BY figures; vals are by side as
 // groupBy ordered them (awk, then OctoSQL, when present).
-func (r *e2eRun) reportGroupBy(vals [][]float64, hot int64, awkErr, octoErr error, octoNote string) {
+func (r *e2eRun) reportGroupBy(vals [][]float64, awkErr, octoErr error, octoNote string) {
 	e, n := r.e, r.main.rows
-	q := fmt.Sprintf("%s over %d rows, %d keys, --format csv --final to a file", "GROUP BY k: COUNT, SUM, MAX", n, r.main.distinct)
+	q := fmt.Sprintf("GROUP BY k: COUNT, SUM, MAX over %d rows, %d keys, --format csv --final to a file", n, r.main.distinct)
 	e.info("groupby clink memory:// rows/s", median(vals[0]), UnitRecPerS, q)
 	e.info("groupby plain Go rows/s", median(vals[1]), UnitRecPerS, "bufio.Scanner + map, one goroutine, result written to a file")
 	e.atLeast("groupby clink/plain Go", pairedRatio(vals[0], vals[1]), UnitRatio, 0.30, q)
 	e.atMost("groupby time 4N/N", 4*pairedRatio(vals[2], vals[0]), UnitRatio, 4.4,
 		fmt.Sprintf("clink memory://, %d rows vs %d rows, same keys", n, r.quarter.rows))
-	budget := fmt.Sprintf("hot_max_bytes=%d per backend x %d = 10%% of the state (%d bytes)", hot, r.par, r.stateBytes)
-	e.info("groupby clink disagg-file rows/s", median(vals[3]), UnitRecPerS, budget+", checkpoint every 100ms")
-	e.info("groupby clink disagg-local 1ms rows/s", median(vals[4]), UnitRecPerS, budget+", checkpoint every 100ms")
-	e.atLeast("groupby disagg-file 10% hot/memory://", pairedRatio(vals[3], vals[0]), UnitRatio, 0.90, budget)
-	e.atLeast("groupby disagg-local 1ms 10% hot/memory://", pairedRatio(vals[4], vals[0]), UnitRatio, 0.90, budget)
-	i := 5
+	i := 3
 	if awkErr != nil {
 		e.skip("groupby clink/awk: no awk on PATH")
 	} else {
@@ -220,20 +195,6 @@ func (r *e2eRun) reportGroupBy(vals [][]float64, hot int64, awkErr, octoErr erro
 		e.info("groupby octosql rows/s", median(vals[i]), UnitRecPerS, "octosql --output csv on the same file")
 		e.atLeast("groupby clink/octosql", pairedRatio(vals[0], vals[i]), UnitRatio, 2.0, octoNote)
 	}
-}
-
-// probeState measures the GROUP BY's state size on memory:// over the
-// N/4 file (the same keys as N: state size depends on the keys, not the
-// rows) and scales it by the distinct keys of the N file.
-func (r *e2eRun) probeState(ctx context.Context) error {
-	b, err := groupByStateBytes(ctx, r.dir, r.quarter)
-	if err != nil {
-		return err
-	}
-	r.stateBytes = b * int64(r.main.distinct) / int64(max(r.quarter.distinct, 1))
-	r.e.logf("state: %d bytes on memory:// for %d keys (%.1f bytes/key)", r.stateBytes, r.main.distinct,
-		float64(r.stateBytes)/float64(max(r.main.distinct, 1)))
-	return nil
 }
 
 // timed runs f and returns rows per second.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // e2eFigures are the figures the e2e suite must produce on every machine
@@ -149,4 +150,25 @@ func skippedWith(e *Env, word string) bool {
 		}
 	}
 	return false
+}
+
+// TestCapped: a side that outlives its cap is cancelled, reports
+// rows/limit and is not run again.
+func TestCapped(t *testing.T) {
+	c := &capped{limit: 20 * time.Millisecond}
+	calls := 0
+	side := c.side(context.Background(), 100, func(ctx context.Context) (time.Duration, error) {
+		calls++
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	for range 2 {
+		v, err := side()
+		if err != nil || v != 100/0.02 {
+			t.Fatalf("side() = %v, %v; want %v, nil", v, err, 100/0.02)
+		}
+	}
+	if calls != 1 || !c.timedOut || !strings.Contains(c.note("x"), "upper bound") {
+		t.Fatalf("calls %d, timedOut %v, note %q", calls, c.timedOut, c.note("x"))
+	}
 }
