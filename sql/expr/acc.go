@@ -46,7 +46,10 @@ func (a *countAcc) Retract(v types.Value) error {
 
 func (a *countAcc) Result() types.Value            { return types.NewBigInt(a.n) }
 func (a *countAcc) Count() int64                   { return a.n }
-func (a *countAcc) MarshalBinary() ([]byte, error) { return binary.AppendVarint(nil, a.n), nil }
+func (a *countAcc) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) }
+
+// AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
+func (a *countAcc) AppendBinary(b []byte) ([]byte, error) { return binary.AppendVarint(b, a.n), nil }
 func (a *countAcc) UnmarshalBinary(b []byte) error { return readVarints(b, &a.n) }
 
 // sumAcc sums exactly for integers and decimals (as an int64 at the
@@ -111,8 +114,11 @@ func (a *sumAcc) float() float64 {
 	return float64(a.i) / float64(types.Pow10(a.typ.Scale))
 }
 
-func (a *sumAcc) MarshalBinary() ([]byte, error) {
-	b := binary.AppendVarint(nil, a.n)
+func (a *sumAcc) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) }
+
+// AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
+func (a *sumAcc) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendVarint(b, a.n)
 	b = binary.AppendVarint(b, a.i)
 	return binary.BigEndian.AppendUint64(b, math.Float64bits(a.f)), nil
 }
@@ -135,6 +141,9 @@ func (a *avgAcc) Add(v types.Value) error        { return a.sum.Add(v) }
 func (a *avgAcc) Retract(v types.Value) error    { return a.sum.Retract(v) }
 func (a *avgAcc) Count() int64                   { return a.sum.n }
 func (a *avgAcc) MarshalBinary() ([]byte, error) { return a.sum.MarshalBinary() }
+
+// AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
+func (a *avgAcc) AppendBinary(b []byte) ([]byte, error) { return a.sum.AppendBinary(b) }
 func (a *avgAcc) UnmarshalBinary(b []byte) error { return a.sum.UnmarshalBinary(b) }
 
 func (a *avgAcc) Result() types.Value {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,12 @@ type Aggregate struct {
 	// modeTree), so a record may need second reads: no inline hit path.
 	split bool
 	batch *miniBatch // nil without MiniBatch
+	// rec, val and parts are reused by records that finish without
+	// suspending (every record on the synchronous path and the inline
+	// hit path), so such a record allocates only its output row.
+	rec   aggRec
+	val   []byte
+	parts [][]byte
 }
 
 // NewAggregate returns an aggregate operator.
@@ -158,6 +165,32 @@ func (a *Aggregate) Close() error { return nil }
 
 var errAggState = errors.New("corrupt aggregate state")
 
+// appendAcc appends acc's binary form to b, without an allocation when
+// the accumulator is an encoding.BinaryAppender.
+func appendAcc(b []byte, acc expr.Accumulator) ([]byte, error) {
+	if ap, ok := acc.(encoding.BinaryAppender); ok {
+		return ap.AppendBinary(b)
+	}
+	m, err := acc.MarshalBinary()
+	return append(b, m...), err
+}
+
+// fixLength writes the length of b[at+1:] as the uvarint at b[at], where
+// one byte was reserved, moving the part when the length needs more.
+func fixLength(b []byte, at int) []byte {
+	n := uint64(len(b) - at - 1)
+	if n < 0x80 {
+		b[at] = byte(n)
+		return b
+	}
+	var pre [binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(pre[:], n)
+	b = append(b, pre[:w-1]...) // room for the wider prefix
+	copy(b[at+w:], b[at+1:at+1+int(n)])
+	copy(b[at:], pre[:w])
+	return b
+}
+
 // load decodes a group's state into the operator's accumulators.
 func (a *Aggregate) load(val []byte, found bool) (int64, error) {
 	if !found {
@@ -197,7 +230,11 @@ func (a *Aggregate) splitHead(val []byte, found bool) (int64, [][]byte, error) {
 		return 0, nil, errAggState
 	}
 	val = val[k:]
-	parts := make([][]byte, len(a.cfg.Aggs))
+	parts := a.parts[:0]
+	for range a.cfg.Aggs {
+		parts = append(parts, nil)
+	}
+	a.parts = parts
 	for i := range parts {
 		l, k := binary.Uvarint(val)
 		if k <= 0 || l > uint64(len(val)-k) {
@@ -234,27 +271,36 @@ func (a *Aggregate) storeRec(r *aggRec, n int64) error {
 	if n <= 0 && !a.global() {
 		return a.put(r.key, nil)
 	}
-	val := binary.AppendVarint(make([]byte, 0, 32), n)
-	var part []byte
+	val := binary.AppendVarint(a.val[:0], n)
 	for i, acc := range a.gaccs {
+		// Each part is length-prefixed: append it after a one-byte length
+		// and widen the prefix when it needs more.
+		at := len(val)
+		val = append(val, 0)
+		var err error
 		if acc == nil {
-			part = r.trees[i].appendRoot(part[:0])
-		} else {
-			b, err := acc.MarshalBinary()
-			if err != nil {
-				return fmt.Errorf("%s: %w", a.name, err)
-			}
-			part = append(part[:0], b...)
+			val = r.trees[i].appendRoot(val)
+		} else if val, err = appendAcc(val, acc); err != nil {
+			return fmt.Errorf("%s: %w", a.name, err)
 		}
-		val = binary.AppendUvarint(val, uint64(len(part)))
-		val = append(val, part...)
+		val = fixLength(val, at)
 	}
+	a.val = val // the backend copies what it keeps
 	return a.put(r.key, val)
 }
 
 // resultRec renders the group's output row: group values, then aggregates.
 func (a *Aggregate) resultRec(r *aggRec) (types.Row, error) {
-	out := make(types.Row, len(a.cfg.GroupBy)+len(a.gaccs))
+	return a.resultInto(nil, r)
+}
+
+// resultInto is resultRec into dst when it has the row's width (a row the
+// mini-batch holds and has not emitted yet).
+func (a *Aggregate) resultInto(dst types.Row, r *aggRec) (types.Row, error) {
+	out := dst
+	if len(out) != len(a.cfg.GroupBy)+len(a.gaccs) {
+		out = make(types.Row, len(a.cfg.GroupBy)+len(a.gaccs))
+	}
 	for i, g := range a.cfg.GroupBy {
 		v, err := g.Eval(r.row)
 		if err != nil {
@@ -277,7 +323,9 @@ func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, fou
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
-	r := &aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts}
+	r := &a.rec
+	*r = aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts,
+		vals: r.vals, inc: r.inc, trees: r.trees}
 	if r.retract && n == 0 {
 		return nil // retraction of a row the group never saw
 	}
@@ -288,7 +336,7 @@ func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, fou
 	if len(keys) == 0 {
 		return a.finish(r)
 	}
-	r.detach() // the reads may suspend the record
+	r = r.detach() // the reads may suspend the record
 	return a.round(r, keys, reads)
 }
 
@@ -299,8 +347,12 @@ func (a *Aggregate) finish(r *aggRec) error {
 	if err := a.loadRec(r); err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
-	var old types.Row
-	if r.n > 0 || (r.found && a.global()) {
+	var old, reuse types.Row
+	pending := false
+	if a.batch != nil {
+		reuse, pending = a.batch.pending(r.key)
+	}
+	if (r.n > 0 || (r.found && a.global())) && !pending {
 		var err error
 		if old, err = a.resultRec(r); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
@@ -336,7 +388,7 @@ func (a *Aggregate) finish(r *aggRec) error {
 		a.emit(r.key, old, nil)
 		return nil
 	}
-	cur, err := a.resultRec(r)
+	cur, err := a.resultInto(reuse, r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"clink/sql/expr"
 	"clink/sql/types"
@@ -96,7 +97,7 @@ type aggRec struct {
 // and returns the first round of reads.
 func (a *Aggregate) prepare(r *aggRec) ([][]byte, []aggRead, error) {
 	na := len(a.cfg.Aggs)
-	r.vals, r.inc, r.trees = make([]types.Value, na), make([]bool, na), make([]*valueTree, na)
+	r.vals, r.inc, r.trees = resize(r.vals, na), resize(r.inc, na), resize(r.trees, na)
 	var keys [][]byte
 	var reads []aggRead
 	for i, s := range a.cfg.Aggs {
@@ -144,12 +145,30 @@ func (r *aggRec) part(i int) []byte {
 	return r.parts[i]
 }
 
-// detach copies what aliases the apply call's key and value.
-func (r *aggRec) detach() {
-	r.key = bytes.Clone(r.key)
-	for i, p := range r.parts {
-		r.parts[i] = bytes.Clone(p)
+// resize returns s with n zero elements, reusing its array when it can.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
 	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// detach returns a copy of r that owns everything it holds: a record
+// that suspends outlives the apply call's key and value and the
+// operator's reused buffers.
+func (r *aggRec) detach() *aggRec {
+	d := *r
+	d.key = bytes.Clone(r.key)
+	if r.parts != nil {
+		d.parts = make([][]byte, len(r.parts))
+		for i, p := range r.parts {
+			d.parts[i] = bytes.Clone(p)
+		}
+	}
+	d.vals, d.inc, d.trees = slices.Clone(r.vals), slices.Clone(r.inc), slices.Clone(r.trees)
+	return &d
 }
 
 // round reads keys, hands each to its aggregate and reads the trees' next

@@ -52,8 +52,11 @@ func (e *extreme) Result() types.Value { return e.v }
 
 func (e *extreme) Count() int64 { return e.n }
 
-func (e *extreme) MarshalBinary() ([]byte, error) {
-	b := binary.AppendVarint(make([]byte, 0, 16), e.n)
+func (e *extreme) MarshalBinary() ([]byte, error) { return e.AppendBinary(make([]byte, 0, 16)) }
+
+// AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
+func (e *extreme) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendVarint(b, e.n)
 	return types.AppendValue(b, e.v), nil
 }
 

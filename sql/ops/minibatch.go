@@ -29,6 +29,17 @@ type foldEntry struct {
 
 func newMiniBatch() *miniBatch { return &miniBatch{index: map[string]int{}} }
 
+// pending reports whether key changed in this batch and, if so, the row
+// it holds now (nil when deleted), which the caller may overwrite in place
+// since it has not been emitted.
+func (m *miniBatch) pending(key []byte) (types.Row, bool) {
+	i, ok := m.index[string(key)]
+	if !ok {
+		return nil, false
+	}
+	return m.entries[i].after, true
+}
+
 // change records that key's row went from old (nil: new) to cur (nil:
 // deleted). It reports whether the batch is full and should flush.
 func (m *miniBatch) change(key []byte, old, cur types.Row) bool {
