@@ -50,7 +50,7 @@ func (a *countAcc) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) 
 
 // AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
 func (a *countAcc) AppendBinary(b []byte) ([]byte, error) { return binary.AppendVarint(b, a.n), nil }
-func (a *countAcc) UnmarshalBinary(b []byte) error { return readVarints(b, &a.n) }
+func (a *countAcc) UnmarshalBinary(b []byte) error        { return readVarints(b, &a.n) }
 
 // sumAcc sums exactly for integers and decimals (as an int64 at the
 // result scale) and in float64 for DOUBLE, where retraction can leave
@@ -144,7 +144,7 @@ func (a *avgAcc) MarshalBinary() ([]byte, error) { return a.sum.MarshalBinary() 
 
 // AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
 func (a *avgAcc) AppendBinary(b []byte) ([]byte, error) { return a.sum.AppendBinary(b) }
-func (a *avgAcc) UnmarshalBinary(b []byte) error { return a.sum.UnmarshalBinary(b) }
+func (a *avgAcc) UnmarshalBinary(b []byte) error        { return a.sum.UnmarshalBinary(b) }
 
 func (a *avgAcc) Result() types.Value {
 	if a.sum.n <= 0 {
