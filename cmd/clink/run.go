@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"clink/repl"
 )
@@ -59,7 +60,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// A reader that closes early (| head) makes writes fail with EPIPE
+	// instead of the signal killing clink mid-checkpoint.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	err = repl.RunScript(ctx, o, src, stdout)
+	if errors.Is(err, syscall.EPIPE) {
+		err = nil // the reader has all it wanted: a clean end
+	}
 	perr := stopProfile()
 	if os.Getenv("CLINK_MEMSTATS") != "" {
 		reportPeakRSS(stderr)
