@@ -98,15 +98,21 @@ func (v *view) clear() {
 
 // tableText renders the materialised result, at most maxLines lines.
 func (v *view) tableText(maxLines int) string {
-	rows := v.q.h.Table()
-	text := TableOf(v.q.h.Columns, rows)
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if maxLines < 4 {
 		maxLines = 4
 	}
-	if len(lines) > maxLines {
-		more := len(lines) - maxLines
-		lines = append(lines[:maxLines-1], fmt.Sprintf("... %d more rows (%d rows)", more, len(rows)))
+	rows := v.q.h.Head(maxLines)
+	text := TableOf(v.q.h.Columns, rows)
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	lines = lines[:len(lines)-1] // the row count of the head, not the result
+	if len(lines) > maxLines-1 {
+		lines = lines[:maxLines-1]
+	}
+	shown := len(lines) - 2
+	if total := v.q.h.Rows(); total > shown {
+		lines = append(lines, fmt.Sprintf("... %d more rows (%d rows)", total-shown, total))
+	} else {
+		lines = append(lines, fmt.Sprintf("(%d %s)", total, plural(total, "row", "rows")))
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

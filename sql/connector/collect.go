@@ -231,11 +231,19 @@ func (c *Collector) Table() []types.Row {
 	return c.table.rows()
 }
 
-// Rows is the number of distinct rows in the table.
+// Head is the first n rows of Table, without sorting the whole table.
+func (c *Collector) Head(n int) []types.Row {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.table.head(n)
+}
+
+// Rows is the number of rows in the table (len(Table()), counted as
+// changes arrive).
 func (c *Collector) Rows() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.table.distinct()
+	return int(c.table.total)
 }
 
 // SnapshotSink records the table's buckets changed since the previous

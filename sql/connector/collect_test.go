@@ -52,6 +52,7 @@ func TestCollectorRewindMatchesReplay(t *testing.T) {
 				if got, want := fmt.Sprint(c.Table()), replay(log); got != want {
 					t.Fatalf("seed %d step %d: after Rewind(%d)\n got %s\nwant %s", seed, step, back, got, want)
 				}
+				checkHead(t, c)
 			default:
 				kind := ops.Insert
 				if rng.IntN(3) == 0 {
@@ -64,6 +65,21 @@ func TestCollectorRewindMatchesReplay(t *testing.T) {
 		}
 		if got, want := fmt.Sprint(c.Table()), replay(log); got != want {
 			t.Fatalf("seed %d: final table\n got %s\nwant %s", seed, got, want)
+		}
+		checkHead(t, c)
+	}
+}
+
+// checkHead compares Head and Rows with the full Table.
+func checkHead(t *testing.T, c *Collector) {
+	t.Helper()
+	all := c.Table()
+	if c.Rows() != len(all) {
+		t.Fatalf("Rows() = %d, Table has %d", c.Rows(), len(all))
+	}
+	for _, n := range []int{1, 5, len(all) + 1} {
+		if got, want := fmt.Sprint(c.Head(n)), fmt.Sprint(all[:min(n, len(all))]); got != want {
+			t.Fatalf("Head(%d) = %s, want %s", n, got, want)
 		}
 	}
 }
@@ -112,7 +128,7 @@ func TestCollectorHoldsBoundedState(t *testing.T) {
 			if got := len(c.tail.buf); got != tt.wantTail {
 				t.Errorf("tail holds %d changes, want %d", got, tt.wantTail)
 			}
-			if got := c.Rows(); got != tt.wantRow {
+			if got := c.table.distinct(); got != tt.wantRow {
 				t.Errorf("table holds %d rows, want %d", got, tt.wantRow)
 			}
 			if streamed != c.Len() || c.Len() != 199990 {

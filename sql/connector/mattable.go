@@ -23,7 +23,8 @@ type matTable struct {
 	buckets  [tableBuckets]map[string]*matRow
 	dirty    [tableBuckets]bool
 	seq      int64
-	size     int // distinct rows
+	size     int   // distinct rows held
+	total    int64 // rows of the result: positive multiplicities summed
 	inflight map[state.CheckpointID][]int
 	marks    []*rewindMark // newest last, at most maxRewindMarks
 }
@@ -58,7 +59,9 @@ func (t *matTable) add(k []byte, row types.Row, d int64) {
 		t.buckets[b][string(k)] = m
 		t.size++
 	}
+	t.total -= max(m.count, 0)
 	m.count += d
+	t.total += max(m.count, 0)
 	if m.count == 0 {
 		delete(t.buckets[b], string(k))
 		t.size--
@@ -149,6 +152,7 @@ func (t *matTable) restore(read func(keys [][]byte) ([][]byte, error)) error {
 		cp := m
 		t.buckets[b][k] = &cp
 		t.seq = max(t.seq, m.first)
+		t.total += max(m.count, 0)
 	}
 	t.size = len(loaded)
 	return nil

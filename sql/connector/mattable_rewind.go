@@ -1,6 +1,12 @@
 package connector
 
-import "clink/state"
+import (
+	"cmp"
+	"slices"
+
+	"clink/sql/types"
+	"clink/state"
+)
 
 // MaxRewindMarks is how many of the newest checkpoints an in-process
 // restore can rewind a print sink's table to. Each mark holds a copy of
@@ -16,6 +22,7 @@ type rewindMark struct {
 	n     int64 // changes at the barrier
 	seq   int64
 	size  int
+	total int64
 	table bool // the table was kept (else only the count is rewound)
 	saved [tableBuckets]map[string]matRow
 	has   [tableBuckets]bool
@@ -26,7 +33,7 @@ func (t *matTable) mark(id state.CheckpointID, n int64, table bool) {
 	if len(t.marks) == MaxRewindMarks {
 		t.marks = append(t.marks[:0], t.marks[1:]...)
 	}
-	t.marks = append(t.marks, &rewindMark{id: id, n: n, seq: t.seq, size: t.size, table: table})
+	t.marks = append(t.marks, &rewindMark{id: id, n: n, seq: t.seq, size: t.size, total: t.total, table: table})
 }
 
 // save copies bucket b into the newest mark before its first change
@@ -72,7 +79,7 @@ func (t *matTable) rewind(id state.CheckpointID) (int64, bool) {
 			}
 		}
 	}
-	t.seq, t.size = target.seq, target.size
+	t.seq, t.size, t.total = target.seq, target.size, target.total
 	target.saved, target.has = [tableBuckets]map[string]matRow{}, [tableBuckets]bool{}
 	t.marks = t.marks[:at+1]
 	return target.n, true
@@ -90,5 +97,69 @@ func restoredBucket(saved map[string]matRow) map[string]*matRow {
 	return out
 }
 
-// distinct is the number of distinct rows.
+// distinct is the number of distinct rows held (a row retracted more
+// often than added, a transient state between subtasks, counts too).
 func (t *matTable) distinct() int { return t.size }
+
+// head is the first n rows of rows() (each repeated by its multiplicity),
+// found in one pass without sorting the whole table: what a live view
+// shows of a large result.
+func (t *matTable) head(n int) []types.Row {
+	if n <= 0 {
+		return nil
+	}
+	var top []*matRow // the n earliest so far, a max-heap on first
+	for _, bucket := range t.buckets {
+		for _, m := range bucket {
+			if m.count <= 0 {
+				continue
+			}
+			if len(top) < n {
+				top = append(top, m)
+				siftUp(top, len(top)-1)
+			} else if m.first < top[0].first {
+				top[0] = m
+				siftDown(top, 0)
+			}
+		}
+	}
+	slices.SortFunc(top, func(a, b *matRow) int { return cmp.Compare(a.first, b.first) })
+	var out []types.Row
+	for _, m := range top {
+		for range m.count {
+			if len(out) == n {
+				return out
+			}
+			out = append(out, m.row)
+		}
+	}
+	return out
+}
+
+func siftUp(h []*matRow, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].first >= h[i].first {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func siftDown(h []*matRow, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1].first > h[c].first {
+			c++
+		}
+		if h[i].first >= h[c].first {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}

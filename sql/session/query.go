@@ -386,7 +386,19 @@ func (h *Handle) Skipped() int64 {
 // Len is the number of changes the query's sink has seen.
 func (h *Handle) Len() int { return h.sink.Len() }
 
-// Rows is the number of distinct rows in the materialised result.
+// Head is the first n rows of Table: for a query without ORDER BY it
+// costs one pass over the result, not a sort of it (a live view of a
+// large result).
+func (h *Handle) Head(n int) []types.Row {
+	if len(h.Plan.Order) > 0 || h.Plan.Offset > 0 || h.Plan.Limit >= 0 {
+		rows := h.Table()
+		return rows[:min(n, len(rows))]
+	}
+	return h.sink.Head(n)
+}
+
+// Rows is the number of rows in the materialised result (before ORDER BY
+// / LIMIT), kept as changes arrive.
 func (h *Handle) Rows() int { return h.sink.Rows() }
 
 // ErrNoChange is Next's answer in stepped mode when no change is buffered.
