@@ -137,7 +137,7 @@ func (r *SQLRuntime) Results(n int) []string {
 		return nil
 	}
 	if len(r.h.Plan.Order) > 0 {
-		rows := session.RenderRows(r.h.Table())
+		rows := session.RenderRows(r.h.Head(n))
 		out := make([]string, 0, min(n, len(rows)))
 		for _, row := range rows[:min(n, len(rows))] {
 			out = append(out, strings.Join(row, " | "))
