@@ -35,6 +35,24 @@ func ParseFormat(s string) (Format, error) {
 // RenderTable renders rows psql-style: a header, a rule, one line per row
 // with numeric columns (right[i]) right-aligned, and a row count.
 func RenderTable(cols []string, rows [][]string, right []bool) string {
+	t := newTableLayout(cols, rows, right)
+	var b strings.Builder
+	t.header(&b, cols)
+	for _, r := range rows {
+		t.line(&b, r, false)
+	}
+	fmt.Fprintf(&b, "(%d %s)\n", len(rows), plural(len(rows), "row", "rows"))
+	return trimLineEnds(b.String())
+}
+
+// tableLayout is a table's column widths and alignment.
+type tableLayout struct {
+	w     []int
+	right []bool
+}
+
+// newTableLayout fits the columns to the header and rows.
+func newTableLayout(cols []string, rows [][]string, right []bool) tableLayout {
 	w := make([]int, len(cols))
 	for i, c := range cols {
 		w[i] = utf8.RuneCountInString(c)
@@ -44,43 +62,44 @@ func RenderTable(cols []string, rows [][]string, right []bool) string {
 			w[i] = max(w[i], utf8.RuneCountInString(r[i]))
 		}
 	}
-	var b strings.Builder
-	line := func(cells []string, header bool) {
-		for i := range w {
-			cell := ""
-			if i < len(cells) {
-				cell = cells[i]
-			}
-			if i > 0 {
-				b.WriteString("|")
-			}
-			pad := strings.Repeat(" ", w[i]-utf8.RuneCountInString(cell))
-			switch {
-			case header:
-				left := (w[i] - utf8.RuneCountInString(cell)) / 2
-				cell = strings.Repeat(" ", left) + cell + pad[left:]
-			case i < len(right) && right[i]:
-				cell = pad + cell
-			default:
-				cell += pad
-			}
-			b.WriteString(" " + cell + " ")
-		}
-		b.WriteString("\n")
-	}
-	line(cols, true)
-	for i := range w {
+	return tableLayout{w: w, right: right}
+}
+
+// header writes the centred column names and the rule under them.
+func (t tableLayout) header(b *strings.Builder, cols []string) {
+	t.line(b, cols, true)
+	for i := range t.w {
 		if i > 0 {
 			b.WriteString("+")
 		}
-		b.WriteString(strings.Repeat("-", w[i]+2))
+		b.WriteString(strings.Repeat("-", t.w[i]+2))
 	}
 	b.WriteString("\n")
-	for _, r := range rows {
-		line(r, false)
+}
+
+// line writes one row; a cell wider than its column overflows it.
+func (t tableLayout) line(b *strings.Builder, cells []string, header bool) {
+	for i, w := range t.w {
+		cell := ""
+		if i < len(cells) {
+			cell = cells[i]
+		}
+		if i > 0 {
+			b.WriteString("|")
+		}
+		pad := strings.Repeat(" ", max(w-utf8.RuneCountInString(cell), 0))
+		switch {
+		case header:
+			left := len(pad) / 2
+			cell = strings.Repeat(" ", left) + cell + pad[left:]
+		case i < len(t.right) && t.right[i]:
+			cell = pad + cell
+		default:
+			cell += pad
+		}
+		b.WriteString(" " + cell + " ")
 	}
-	fmt.Fprintf(&b, "(%d %s)\n", len(rows), plural(len(rows), "row", "rows"))
-	return trimLineEnds(b.String())
+	b.WriteString("\n")
 }
 
 func plural(n int, one, many string) string {

@@ -3,6 +3,7 @@ package repl
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -32,8 +33,15 @@ type ResultWriter struct {
 	header bool
 	ops    bool
 	line   []byte
-	rows   [][]string // buffered for the table format
+	rows   [][]string // the table format's first block, to fit its widths
+	table  *tableLayout
+	count  int // rows written in the table format
 }
+
+// tableBlock is how many rows the table format buffers to fit its column
+// widths; later rows stream in those widths, so a long changelog costs no
+// memory per row.
+const tableBlock = 1000
 
 // NewResultWriter returns a writer of results with columns cols. With
 // changes set, each row carries its change kind (an "op" column in table
@@ -66,12 +74,7 @@ func (rw *ResultWriter) row(kind ops.Kind, r types.Row) error {
 		}
 		b = rw.appendCSV(b, kind, r)
 	default:
-		rec := Cells(r)
-		if rw.ops {
-			rec = append([]string{kind.String()}, rec...)
-		}
-		rw.rows = append(rw.rows, rec)
-		return nil
+		return rw.tableRow(kind, r)
 	}
 	rw.line = b
 	_, err := rw.w.Write(b)
@@ -199,6 +202,46 @@ func csvNeedsQuotes(f string) bool {
 	return unicode.IsSpace(r)
 }
 
+// tableRow buffers a row of the first block, or streams it once the
+// block fixed the widths.
+func (rw *ResultWriter) tableRow(kind ops.Kind, r types.Row) error {
+	rec := Cells(r)
+	if rw.ops {
+		rec = append([]string{kind.String()}, rec...)
+	}
+	rw.count++
+	if rw.table == nil {
+		rw.rows = append(rw.rows, rec)
+		if len(rw.rows) <= tableBlock {
+			return nil
+		}
+		t := newTableLayout(rw.tableNames(), rw.rows, rw.tableRight())
+		rw.table = &t
+		var b strings.Builder
+		t.header(&b, rw.tableNames())
+		for _, row := range rw.rows {
+			t.line(&b, row, false)
+		}
+		rw.rows = nil
+		_, err := rw.w.WriteString(trimLineEnds(b.String()))
+		return err
+	}
+	var b strings.Builder
+	rw.table.line(&b, rec, false)
+	_, err := rw.w.WriteString(trimLineEnds(b.String()))
+	return err
+}
+
+func (rw *ResultWriter) tableNames() []string { return rw.withOp("op", rw.names) }
+
+func (rw *ResultWriter) tableRight() []bool {
+	right := RightAligned(rw.cols)
+	if rw.ops {
+		right = append([]bool{false}, right...)
+	}
+	return right
+}
+
 // FlushBuffered writes out what is buffered (a timer or a batch end), so
 // a reader of a long-running query sees its rows; the table format waits
 // for Flush.
@@ -213,11 +256,11 @@ func (rw *ResultWriter) Flush() error {
 			return err
 		}
 	case FormatTable:
-		right := RightAligned(rw.cols)
-		if rw.ops {
-			right = append([]bool{false}, right...)
+		text := RenderTable(rw.tableNames(), rw.rows, rw.tableRight())
+		if rw.table != nil {
+			text = fmt.Sprintf("(%d %s)\n", rw.count, plural(rw.count, "row", "rows"))
 		}
-		if _, err := io.WriteString(rw.w, RenderTable(rw.withOp("op", rw.names), rw.rows, right)); err != nil {
+		if _, err := io.WriteString(rw.w, text); err != nil {
 			return err
 		}
 	}

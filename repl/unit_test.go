@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -274,5 +275,43 @@ func TestShellKeepsSQLSettings(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "2s") {
 		t.Fatalf("after \\set parallelism the lateness setting is lost:\n%s", out.String())
+	}
+}
+
+// TestResultWriterTableStreams: past its first block the table format
+// holds no rows (a long changelog costs no memory per row) and still
+// prints one header, every row and the row count.
+func TestResultWriterTableStreams(t *testing.T) {
+	var b bytes.Buffer
+	rw := NewResultWriter(&b, FormatTable, testCols(), true)
+	n := 3*tableBlock + 7
+	for i := range n {
+		c := testChanges()[i%4]
+		if err := rw.Change(c); err != nil {
+			t.Fatal(err)
+		}
+		if i >= tableBlock && len(rw.rows) != 0 {
+			t.Fatalf("after %d rows the writer holds %d", i+1, len(rw.rows))
+		}
+	}
+	if err := rw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	rules := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "---") {
+			rules++
+		}
+	}
+	if len(lines) != n+3 || rules != 1 {
+		t.Fatalf("%d lines (want %d) and %d rules (want 1)", len(lines), n+3, rules)
+	}
+	if want := fmt.Sprintf("(%d rows)", n); lines[len(lines)-1] != want {
+		t.Fatalf("last line %q, want %q", lines[len(lines)-1], want)
+	}
+	small := RenderTable([]string{"op", "x"}, [][]string{{"+I", "1"}}, nil)
+	if !strings.HasSuffix(small, "(1 row)\n") {
+		t.Fatalf("a small table lost its count: %q", small)
 	}
 }
