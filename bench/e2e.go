@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"clink/repl"
 )
@@ -152,7 +153,7 @@ func (r *e2eRun) groupBy(ctx context.Context) error {
 			return rows / secs(d), err
 		})
 	}
-	vals, err := rounds(ctx, r.e.runs(3, 2), sides...)
+	vals, err := r.rounds(ctx, "groupby", sides...)
 	if err != nil {
 		return fmt.Errorf("e2e groupby: %w", err)
 	}
@@ -201,4 +202,32 @@ func (r *e2eRun) reportGroupBy(vals [][]float64, awkErr, octoErr error, octoNote
 func (r *e2eRun) timed(rows float64, f func() error) (float64, error) {
 	d, err := timeIt(f)
 	return rows / secs(d), err
+}
+
+// budget is the wall time after which a figure's rounds stop early
+// (after at least one): 4 minutes at full size, 1 with --quick, so the
+// suite's time stays bounded while clink is far from its goals.
+func (r *e2eRun) budget() time.Duration {
+	return time.Duration(e2eSize(r.e, 240, 60, 60)) * time.Second
+}
+
+// rounds is rounds (interleaved, r.e.runs(3, 2) of them) that starts no
+// new round once the figure's budget is spent.
+func (r *e2eRun) rounds(ctx context.Context, figure string, sides ...func() (float64, error)) ([][]float64, error) {
+	n, start := r.e.runs(3, 2), time.Now()
+	out := make([][]float64, len(sides))
+	for i := 0; i < n; i++ {
+		if i > 0 && time.Since(start) > r.budget() {
+			r.e.logf("%s: %d of %d rounds (budget %s spent)", figure, i, n, r.budget())
+			break
+		}
+		vals, err := rounds(ctx, 1, sides...)
+		if err != nil {
+			return nil, err
+		}
+		for j := range sides {
+			out[j] = append(out[j], vals[j]...)
+		}
+	}
+	return out, nil
 }

@@ -23,7 +23,7 @@ func (r *e2eRun) disagg(ctx context.Context) error {
 		return err
 	}
 	fileRun, localRun := &capped{limit: r.limit()}, &capped{limit: r.limit()}
-	vals, err := rounds(ctx, r.e.runs(3, 2),
+	vals, err := r.rounds(ctx, "disagg",
 		r.clinkRate(ctx, script, in.rows, final("memory://"), mem),
 		fileRun.side(ctx, in.rows, func(ctx context.Context) (time.Duration, error) {
 			st := r.out("state") // a fresh directory per run: no checkpoint to resume

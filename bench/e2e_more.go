@@ -18,7 +18,7 @@ import (
 func (r *e2eRun) jsonlGroupBy(ctx context.Context) error {
 	in, rows := r.jsonl, float64(r.jsonl.rows)
 	clinkOut, goOut := r.out("clink-jsonl.csv"), r.out("go-jsonl.csv")
-	vals, err := rounds(ctx, r.e.runs(3, 2),
+	vals, err := r.rounds(ctx, "jsonl",
 		r.clinkRate(ctx, groupByScript(in), in.rows, final("memory://"), clinkOut),
 		func() (float64, error) { return r.timed(rows, func() error { return r.suite.groupBy(in, goOut) }) })
 	if err != nil {
@@ -41,7 +41,7 @@ func (r *e2eRun) filter(ctx context.Context) error {
 	clinkOut, goOut := r.out("clink-filter.csv"), r.out("go-filter.csv")
 	script := filterScript(in, clinkOut)
 	o := repl.RunOptions{StateURI: "memory://", Format: repl.FormatCSV}
-	vals, err := rounds(ctx, r.e.runs(3, 2),
+	vals, err := r.rounds(ctx, "filter",
 		r.clinkRate(ctx, script, in.rows, o, r.out("clink-filter-stdout.txt")),
 		func() (float64, error) { return r.timed(rows, func() error { return goFilter(in, goOut) }) })
 	if err != nil {
@@ -71,7 +71,7 @@ func (r *e2eRun) changelog(ctx context.Context) error {
 			return clinkRun(ctx, r.dir, groupByScript(in), out, o)
 		})
 	}
-	vals, err := rounds(ctx, r.e.runs(3, 2),
+	vals, err := r.rounds(ctx, "changelog",
 		clink(big, in, clinkOut),
 		func() (float64, error) {
 			return r.timed(float64(in.rows), func() (err error) { goLines, err = goChangelog(in, goOut); return err })

@@ -84,39 +84,76 @@ var memstatRE = regexp.MustCompile(`clink-memstats VmHWM: (\d+) kB`)
 // childRSS runs `clink run -f script` as a child process of bin in dir
 // with CLINK_MEMSTATS=1 and without GOMEMLIMIT/GOGC from this
 // environment (a user's defaults), stdout to out, and returns the child's
-// peak RSS in bytes (VmHWM) and its wall time.
-func childRSS(ctx context.Context, bin, dir, script, out string, args ...string) (int64, time.Duration, error) {
+// peak RSS in bytes (VmHWM) and its wall time. A child still running
+// after limit has its VmHWM read from /proc and is killed: the peak is
+// then a lower bound, and timedOut says so.
+func childRSS(ctx context.Context, bin, dir, script, out string, limit time.Duration, args ...string) (rss int64, d time.Duration, timedOut bool, err error) {
 	sql := filepath.Join(dir, fmt.Sprintf("q-%d.sql", time.Now().UnixNano()))
 	if err := os.WriteFile(sql, []byte(script), 0o644); err != nil {
-		return 0, 0, fmt.Errorf("rss child: %w", err)
+		return 0, 0, false, fmt.Errorf("rss child: %w", err)
 	}
 	defer os.Remove(sql)
 	f, err := os.Create(out)
 	if err != nil {
-		return 0, 0, fmt.Errorf("rss child: %w", err)
+		return 0, 0, false, fmt.Errorf("rss child: %w", err)
 	}
 	defer f.Close()
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, append([]string{"run", "-f", sql}, args...)...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, f, &stderr
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "CLINK_MEMSTATS=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "CLINK_MEMSTATS=1")
+	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = dir, f, &stderr, childEnv()
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("rss child %s run %s: %w: %s", bin, strings.Join(args, " "), err, tail(stderr.String(), 400))
+	if err := cmd.Start(); err != nil {
+		return 0, 0, false, fmt.Errorf("rss child: %w", err)
 	}
-	d := time.Since(start)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case err = <-done:
+	case <-timer.C:
+		rss, _ = procHWM(cmd.Process.Pid)
+		cmd.Process.Kill()
+		<-done
+		return rss, time.Since(start), true, nil
+	}
+	d = time.Since(start)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("rss child %s run %s: %w: %s", bin, strings.Join(args, " "), err, tail(stderr.String(), 400))
+	}
 	m := memstatRE.FindStringSubmatch(stderr.String())
 	if m == nil {
-		return 0, 0, fmt.Errorf("rss child: no clink-memstats VmHWM line in its stderr: %s", tail(stderr.String(), 400))
+		return 0, 0, false, fmt.Errorf("rss child: no clink-memstats VmHWM line in its stderr: %s", tail(stderr.String(), 400))
 	}
 	kb, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("rss child: %w", err)
+		return 0, 0, false, fmt.Errorf("rss child: %w", err)
 	}
-	return kb << 10, d, nil
+	return kb << 10, d, false, nil
+}
+
+// childEnv is this environment less GOMEMLIMIT, GOGC and CLINK_MEMSTATS,
+// plus CLINK_MEMSTATS=1.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "CLINK_MEMSTATS=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "CLINK_MEMSTATS=1")
+}
+
+// procHWM reads a running process's peak RSS (VmHWM) from /proc.
+func procHWM(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(data)
+	if m == nil {
+		return 0, errors.New("no VmHWM")
+	}
+	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
+	return kb << 10, err
 }
