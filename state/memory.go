@@ -17,10 +17,15 @@ type MemoryBackend struct {
 	opts Options
 	pool RemotePool
 
-	mu            sync.Mutex
-	data          map[string][]byte
-	bytes         int64
-	dirty         map[string]struct{}
+	mu    sync.Mutex
+	data  map[string]*memEntry
+	bytes int64
+	live  int      // keys with a value (data also holds uncaptured deletes)
+	dirty []string // composed keys changed since the last capture, once each
+	// last is the entry the previous Get/Put/Delete touched, under lastKey:
+	// an operator's Put after its Get of the same key skips the map.
+	last          *memEntry
+	lastKey       []byte
 	scratch       []byte
 	lastCommitted CheckpointID
 	lastCaptured  CheckpointID
@@ -40,7 +45,37 @@ func NewMemoryBackend(opts Options, pool RemotePool) (*MemoryBackend, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, fmt.Errorf("memory backend: %w", err)
 	}
-	return &MemoryBackend{opts: opts, pool: pool, data: map[string][]byte{}, dirty: map[string]struct{}{}}, nil
+	return &MemoryBackend{opts: opts, pool: pool, data: map[string]*memEntry{}}, nil
+}
+
+// memEntry is one key's value. A delete stays as an entry without a
+// value until the next capture records it (only with a pool).
+type memEntry struct {
+	val    []byte
+	live   bool // has a value
+	dirty  bool // changed since the last capture (its key is in dirty)
+	shared bool // a capture or the pool holds val: the next Put copies
+}
+
+// entryLocked is the entry of b.scratch, or nil.
+func (b *MemoryBackend) entryLocked() *memEntry {
+	if b.last != nil && string(b.lastKey) == string(b.scratch) {
+		return b.last
+	}
+	e := b.data[string(b.scratch)]
+	if e != nil {
+		b.last, b.lastKey = e, append(b.lastKey[:0], b.scratch...)
+	}
+	return e
+}
+
+// markDirtyLocked records that e (under b.scratch) changed, when there is
+// a pool to checkpoint it into.
+func (b *MemoryBackend) markDirtyLocked(e *memEntry) {
+	if b.pool != nil && !e.dirty {
+		e.dirty = true
+		b.dirty = append(b.dirty, string(b.scratch))
+	}
 }
 
 // Get returns the value of (op, key).
@@ -51,11 +86,14 @@ func (b *MemoryBackend) Get(op OpID, key []byte) ([]byte, bool, error) {
 		return nil, false, ErrClosed
 	}
 	b.scratch = composeKey(b.scratch[:0], op, key)
-	v, ok := b.data[string(b.scratch)]
-	return v, ok, nil
+	if e := b.entryLocked(); e != nil && e.live {
+		return e.val, true, nil
+	}
+	return nil, false, nil
 }
 
-// Put stores val under (op, key).
+// Put stores val under (op, key). The value is copied (into the key's
+// own buffer when no capture shares it).
 func (b *MemoryBackend) Put(op OpID, key, val []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -63,17 +101,25 @@ func (b *MemoryBackend) Put(op OpID, key, val []byte) error {
 		return ErrClosed
 	}
 	b.scratch = composeKey(b.scratch[:0], op, key)
-	val = append(make([]byte, 0, len(val)), val...) // captures may share stored values: always copy
-	if old, ok := b.data[string(b.scratch)]; ok {
-		b.bytes -= int64(len(old))
-		b.data[string(b.scratch)] = val
-	} else {
+	e := b.entryLocked()
+	if e == nil {
 		k := string(b.scratch)
-		b.data[k] = val
-		b.bytes += int64(len(k))
+		e = &memEntry{}
+		b.data[k] = e
+		b.last, b.lastKey = e, append(b.lastKey[:0], k...)
 	}
-	b.bytes += int64(len(val))
-	b.markDirty()
+	if !e.live {
+		e.live = true
+		b.live++
+		b.bytes += int64(len(b.scratch))
+	}
+	b.bytes += int64(len(val) - len(e.val))
+	if e.shared || cap(e.val) < len(val) {
+		e.val, e.shared = append(make([]byte, 0, len(val)), val...), false
+	} else {
+		e.val = append(e.val[:0], val...)
+	}
+	b.markDirtyLocked(e)
 	return nil
 }
 
@@ -85,21 +131,26 @@ func (b *MemoryBackend) Delete(op OpID, key []byte) error {
 		return ErrClosed
 	}
 	b.scratch = composeKey(b.scratch[:0], op, key)
-	if old, ok := b.data[string(b.scratch)]; ok {
-		b.bytes -= int64(len(old) + len(b.scratch))
-		delete(b.data, string(b.scratch))
+	e := b.entryLocked()
+	if e != nil && e.live {
+		b.bytes -= int64(len(e.val) + len(b.scratch))
+		b.live--
+		e.live, e.val = false, nil
 	}
-	b.markDirty()
+	switch {
+	case b.pool == nil:
+		if e != nil {
+			delete(b.data, string(b.scratch))
+			b.last = nil
+		}
+	case e == nil: // a delete of a key the pool may hold: record it
+		e = &memEntry{}
+		b.data[string(b.scratch)] = e
+		b.markDirtyLocked(e)
+	default:
+		b.markDirtyLocked(e)
+	}
 	return nil
-}
-
-func (b *MemoryBackend) markDirty() {
-	if b.pool == nil {
-		return
-	}
-	if _, ok := b.dirty[string(b.scratch)]; !ok {
-		b.dirty[string(b.scratch)] = struct{}{}
-	}
 }
 
 // GetHot is Get: everything is hot.
@@ -157,14 +208,19 @@ func (b *MemoryBackend) Capture(id CheckpointID) (*Capture, error) {
 	if id <= b.lastCaptured {
 		return nil, fmt.Errorf("capture checkpoint %d: not after checkpoint %d", id, b.lastCaptured)
 	}
-	c := &Capture{Delta: &Delta{ID: id, Parent: b.lastCaptured}, owner: b, gen: b.gen}
-	for k := range b.dirty {
-		key := splitKey(k)
-		v, ok := b.data[k]
-		c.Delta.Entries = append(c.Delta.Entries, Entry{Key: key, KeyGroup: b.opts.keyGroup(key.Key), Value: v, Deleted: !ok})
-		c.keys = append(c.keys, k)
+	c := &Capture{Delta: &Delta{ID: id, Parent: b.lastCaptured}, owner: b, gen: b.gen, keys: b.dirty}
+	for _, k := range b.dirty {
+		key, e := splitKey(k), b.data[k]
+		c.Delta.Entries = append(c.Delta.Entries, Entry{Key: key, KeyGroup: b.opts.keyGroup(key.Key), Value: e.val, Deleted: !e.live})
+		e.dirty, e.shared = false, true
+		if !e.live {
+			delete(b.data, k)
+			if e == b.last {
+				b.last = nil
+			}
+		}
 	}
-	clear(b.dirty)
+	b.dirty = nil
 	sortEntries(c.Delta.Entries)
 	b.lastCaptured = id
 	return c, nil
@@ -208,7 +264,15 @@ func (b *MemoryBackend) Abandon(c *Capture) {
 		return
 	}
 	for _, k := range c.keys {
-		b.dirty[k] = struct{}{}
+		e := b.data[k]
+		if e == nil { // a delete the capture had recorded
+			e = &memEntry{}
+			b.data[k] = e
+		}
+		if !e.dirty {
+			e.dirty = true
+			b.dirty = append(b.dirty, k)
+		}
 	}
 	if c.ID() == b.lastCaptured {
 		b.lastCaptured = b.lastCommitted
@@ -218,7 +282,7 @@ func (b *MemoryBackend) Abandon(c *Capture) {
 // Restore replaces the state with the key groups this backend owns in
 // checkpoint id, loaded eagerly from the pool.
 func (b *MemoryBackend) Restore(ctx context.Context, id CheckpointID) error {
-	data := map[string][]byte{}
+	data := map[string]*memEntry{}
 	var size int64
 	if id != 0 {
 		if b.pool == nil {
@@ -234,7 +298,7 @@ func (b *MemoryBackend) Restore(ctx context.Context, id CheckpointID) error {
 		var buf []byte
 		err := sc.ScanKeyGroups(ctx, b.opts.KeyGroupLo, b.opts.KeyGroupHi, func(e Entry) error {
 			buf = composeKey(buf[:0], e.Key.Op, e.Key.Key)
-			data[string(buf)] = e.Value
+			data[string(buf)] = &memEntry{val: e.Value, live: true, shared: true} // the pool's bytes
 			size += int64(len(buf) + len(e.Value))
 			return nil
 		})
@@ -244,9 +308,9 @@ func (b *MemoryBackend) Restore(ctx context.Context, id CheckpointID) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.data, b.bytes = data, size
+	b.data, b.bytes, b.live, b.last = data, size, len(data), nil
 	b.gen++
-	clear(b.dirty)
+	b.dirty = nil
 	b.lastCommitted, b.lastCaptured = id, id
 	return nil
 }
@@ -255,16 +319,17 @@ func (b *MemoryBackend) Restore(ctx context.Context, id CheckpointID) error {
 func (b *MemoryBackend) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Stats{HotBytes: b.bytes, HotKeys: len(b.data), Dirty: len(b.dirty), LastCheckpoint: b.lastCommitted}
+	return Stats{HotBytes: b.bytes, HotKeys: b.live, Dirty: len(b.dirty), LastCheckpoint: b.lastCommitted}
 }
 
 // Dump lists every key, sorted.
 func (b *MemoryBackend) Dump() []DumpEntry {
 	b.mu.Lock()
-	out := make([]DumpEntry, 0, len(b.data))
-	for k, v := range b.data {
-		_, d := b.dirty[k]
-		out = append(out, DumpEntry{Key: splitKey(k), Bytes: int64(len(k) + len(v)), Dirty: d})
+	out := make([]DumpEntry, 0, b.live)
+	for k, e := range b.data {
+		if e.live {
+			out = append(out, DumpEntry{Key: splitKey(k), Bytes: int64(len(k) + len(e.val)), Dirty: e.dirty})
+		}
 	}
 	b.mu.Unlock()
 	sortDump(out)
