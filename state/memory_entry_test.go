@@ -77,4 +77,3 @@ func TestMemoryBackendCapturesStayIntact(t *testing.T) {
 		}
 	}
 }
-
