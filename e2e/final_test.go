@@ -1,58 +1,87 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
-// finalScript is an append-only Nexmark query paced at a wall-clock rate,
-// so a kill lands mid-run and most of its result was printed before the
-// last checkpoint.
-const finalScript = `
-CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT) WITH (connector = 'nexmark', events = 60000, rate = 20000);
-SELECT auction, bidder, price FROM bid WHERE price % 97 = 3;
-`
-
-// TestFinalAfterRestore kills `clink run --final` mid-run and resumes it
-// with --restore latest: the printed final result must be the whole result
-// of an uninterrupted run, rows from before the checkpoint included (the
-// print sink's table is checkpointed with the job).
+// TestFinalAfterRestore kills `clink run --final` mid-file several times
+// on a multi-million-row CSV and resumes it with --restore latest: the
+// printed final result must be the whole result, rows from before the
+// checkpoint included (the print sink's table is checkpointed with the
+// job), equal to a reference computed from the same file with a map. An
+// append-only filter and an updating GROUP BY (whose changes --final
+// folds between barriers).
 func TestFinalAfterRestore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "q.sql"), []byte(finalScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"run", "-f", "q.sql", "--final", "--format", "csv", "--parallelism", "2"}
-	ref := start(t, dir, nil, args...)
-	if err := ref.wait(t, 2*time.Minute); err != nil {
-		t.Fatalf("reference run: %v\n%s", err, ref.output())
-	}
-	want := csvLines(ref.output())
+	const keys, seqs = 1000, 2000 // 2M rows
+	input := filepath.Join(t.TempDir(), "ev.csv")
+	writeSeqCSV(t, input, keys, 1, seqs)
+	points := []killPoint{{"ev.csv", .2}, {"ev.csv", .5}, {"ev.csv", .8}}
 
-	durable := append(args, "--state", "disagg-file://"+filepath.Join(dir, "state"), "--checkpoint-interval", "100ms")
-	p := start(t, dir, nil, durable...)
-	if !p.killAfter(1500 * time.Millisecond) {
-		t.Fatalf("the run ended before it could be killed (%v): pace it slower\n%s", p.err, p.output())
+	cases := []struct {
+		name   string
+		query  string
+		header string
+		want   func() []string // the result's CSV lines, from the input
+	}{
+		{"filter", "SELECT k, seq, v FROM ev WHERE v % 97 = 3", "k,seq,v", func() []string {
+			return sortedKeys(expectRows(t, func(_, _, v int64) bool { return v%97 == 3 }, input))
+		}},
+		{"group-by", "SELECT k, COUNT(*) AS n, SUM(v) AS total, MIN(v) AS lo, MAX(v) AS hi FROM ev WHERE seq % 4 = 0 GROUP BY k", "k,n,total,lo,hi", func() []string {
+			type acc struct{ n, total, lo, hi int64 }
+			groups := map[int64]*acc{}
+			scanInts(t, input, func(r []int64) {
+				k, s, v := r[0], r[1], r[2]
+				if s%4 != 0 {
+					return
+				}
+				g := groups[k]
+				if g == nil {
+					g = &acc{lo: v, hi: v}
+					groups[k] = g
+				}
+				g.n, g.total, g.lo, g.hi = g.n+1, g.total+v, min(g.lo, v), max(g.hi, v)
+			})
+			var lines []string
+			for k, g := range groups {
+				lines = append(lines, fmt.Sprintf("%d,%d,%d,%d,%d", k, g.n, g.total, g.lo, g.hi))
+			}
+			sort.Strings(lines)
+			return lines
+		}},
 	}
-	p = start(t, dir, nil, append(durable, "--restore", "latest")...)
-	if err := p.wait(t, 2*time.Minute); err != nil {
-		t.Fatalf("resumed run: %v\n%s", err, p.output())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Link(input, filepath.Join(dir, "ev.csv")); err != nil {
+				t.Fatal(err)
+			}
+			script := "CREATE TABLE ev (k BIGINT, seq BIGINT, v BIGINT) WITH (connector = 'csv', path = 'ev.csv');\n" + tc.query + ";\n"
+			if err := os.WriteFile(filepath.Join(dir, "q.sql"), []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"run", "-f", "q.sql", "--final", "--format", "csv", "--parallelism", "2",
+				"--state", "disagg-file://" + filepath.Join(dir, "state"), "--checkpoint-interval", "100ms"}
+			p := runKilled(t, dir, nil, args, points)
+			if !strings.Contains(p.output(), "resumed from checkpoint") {
+				t.Fatalf("the last run did not resume from a checkpoint:\n%s", lastLines(p.output(), 5))
+			}
+			got := csvLines(p.output())
+			want := append(tc.want(), tc.header)
+			sort.Strings(want)
+			if d := diffRows(want, got); d != "" {
+				t.Fatalf("--final after kill -9 and --restore latest differs from the reference: %s", d)
+			}
+			t.Logf("final result: %d rows from %d input rows, equal to the reference", len(got)-1, keys*seqs)
+		})
 	}
-	if !strings.Contains(p.output(), "resumed from checkpoint") {
-		t.Fatalf("the second run did not resume from a checkpoint:\n%s", lastLines(p.output(), 5))
-	}
-	got := csvLines(p.output())
-	if d := diffRows(want, got); d != "" {
-		t.Fatalf("--final after kill -9 and --restore differs from an uninterrupted run: %s", d)
-	}
-	t.Logf("final result: %d rows, equal to the uninterrupted run", len(got)-1)
 }
 
 // csvLines is the output's CSV lines (header included), notices left out,

@@ -6,7 +6,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"os"
@@ -39,10 +38,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// clinkBinary builds cmd/clink once per test binary.
+// clinkBinary builds cmd/clink once per test binary, or returns
+// $CLINK_E2E_BIN when set (a build from elsewhere, e.g. a deliberately
+// broken one to see a test fail).
 func clinkBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if bin := os.Getenv("CLINK_E2E_BIN"); bin != "" {
+			binPath, buildErr = filepath.Abs(bin)
+			return
+		}
 		binDir, buildErr = os.MkdirTemp("", "clink-e2e")
 		if buildErr != nil {
 			return
@@ -116,44 +121,6 @@ func (p *proc) killAfter(d time.Duration) bool {
 		<-p.exited
 		return true
 	}
-}
-
-// materialise applies a changelog CSV (op column first when changelog) and
-// returns the resulting multiset of rows, sorted.
-func materialise(t *testing.T, path string, changelog bool) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	count := map[string]int{}
-	for _, r := range recs {
-		op := "+I"
-		if changelog {
-			op, r = r[0], r[1:]
-		}
-		k := strings.Join(r, ",")
-		if op == "-U" || op == "-D" {
-			count[k]--
-		} else {
-			count[k]++
-		}
-	}
-	var out []string
-	for k, n := range count {
-		if n < 0 {
-			t.Fatalf("%s: row %s retracted more often than added", path, k)
-		}
-		for range n {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // diffRows reports how two sorted multisets differ.

@@ -5,106 +5,128 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
 
-// killScript is a Nexmark GROUP BY and join whose changelog goes to a
-// transactional CSV sink.
-const killScript = `
-CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT) WITH (connector = 'nexmark', events = %d);
-CREATE TABLE auction (id BIGINT, seller BIGINT, category BIGINT) WITH (connector = 'nexmark', events = %d);
-CREATE TABLE out (category BIGINT, bids BIGINT, total BIGINT, top BIGINT) WITH (connector = 'csv', path = 'out.csv');
-INSERT INTO out
-SELECT a.category, COUNT(*), SUM(b.price), MAX(b.price)
-FROM bid AS b JOIN auction AS a ON b.auction = a.id
-GROUP BY a.category;
+// killAggScript is a GROUP BY over per-key sequence numbers read from a
+// csv path (a file or a glob) into a transactional CSV sink: its
+// changelog (+I, then -U/+U per counted row) must hold every change
+// exactly once however often the run is killed.
+const killAggScript = `
+CREATE TABLE ev (k BIGINT, seq BIGINT, v BIGINT) WITH (connector = 'csv', path = '%s');
+CREATE TABLE agg (k BIGINT, n BIGINT, maxseq BIGINT, total BIGINT) WITH (connector = 'csv', path = 'agg.csv');
+INSERT INTO agg SELECT k, COUNT(*), MAX(seq), SUM(v) FROM ev WHERE seq %% %d = 0 GROUP BY k;
 `
 
-// TestKill9 runs `clink run` on a Nexmark query with a durable state URI,
-// SIGKILLs it at random moments, restarts it with --restore latest and
-// compares the final output with an uninterrupted run's.
+// killSelScript follows it with an append-only filter into a second sink,
+// reading the same rows under another name (a hard link), so a kill point
+// can name the statement it lands in.
+const killSelScript = `
+CREATE TABLE evsel (k BIGINT, seq BIGINT, v BIGINT) WITH (connector = 'csv', path = 'sel-input.csv');
+CREATE TABLE sel (k BIGINT, seq BIGINT, v BIGINT) WITH (connector = 'csv', path = 'sel.csv');
+INSERT INTO sel SELECT k, seq, v FROM evsel WHERE v % 50 = 7;
+`
+
+const killEvery = 10 // the GROUP BY counts rows with seq % killEvery = 0
+
+// TestKill9 runs `clink run` over multi-million-row CSV files with a
+// durable state URI, SIGKILLs it mid-file at several points (placed by how
+// far it has read, see killWhenRead), restarts it with --restore latest
+// and checks the file sinks against the input: every change of the GROUP
+// BY's changelog and every filtered row exactly once, in order per key,
+// and the materialised result equal to a reference computed from the same
+// files. The glob case reads three files and is killed in each, twice
+// while reading the second.
 func TestKill9(t *testing.T) {
-	events, kills := 60000, 3
-	if *soak > 0 {
-		events, kills = 2000000, 1000
-	}
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	want := referenceRun(t, events)
-	t.Run("disagg-file", func(t *testing.T) {
-		dir := t.TempDir()
-		killLoop(t, dir, "disagg-file://"+filepath.Join(dir, "state"), nil, events, kills)
-		compare(t, want, dir)
-	})
-	t.Run("remote-read", func(t *testing.T) {
-		uri, env := s3Env(t, "kill9")
-		dir := t.TempDir()
-		killLoop(t, dir, uri, env, events, kills)
-		compare(t, want, dir)
-	})
-}
-
-// referenceRun runs the script once without interruption and returns its
-// materialised output.
-func referenceRun(t *testing.T, events int) []string {
-	t.Helper()
-	dir := t.TempDir()
-	writeScript(t, dir, events)
-	p := start(t, dir, nil, "run", "-f", "q.sql", "--parallelism", "2")
-	if err := p.wait(t, 5*time.Minute); err != nil {
-		t.Fatalf("reference run: %v\n%s", err, p.output())
+	const keys = 1000
+	seqs := 2500 // 2.5M rows
+	single := []killPoint{{"ev.csv", .2}, {"ev.csv", .5}, {"ev.csv", .8}, {"sel-input.csv", .4}}
+	glob := []killPoint{{"parts/ev-1.csv", .6}, {"parts/ev-2.csv", .3}, {"parts/ev-2.csv", .7}, {"parts/ev-3.csv", .5}}
+	if *soak > 0 {
+		seqs, single, glob = 20000, soakPoints("ev.csv", 100), soakPoints("parts/ev-2.csv", 100)
 	}
-	return materialise(t, filepath.Join(dir, "out.csv"), true)
-}
-
-func writeScript(t *testing.T, dir string, events int) {
-	t.Helper()
-	src := fmt.Sprintf(killScript, events, events)
-	if err := os.WriteFile(filepath.Join(dir, "q.sql"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name   string
+		s3     bool
+		parts  int // input files; more than one: read through a glob
+		points []killPoint
+	}{
+		{"disagg-file", false, 1, single},
+		{"glob", false, 3, glob},
+		{"remote-read", true, 1, single},
 	}
-}
-
-// killLoop starts the run, kills it up to kills times (or until the soak
-// time is up) at random moments, and finally lets it finish.
-func killLoop(t *testing.T, dir, uri string, env []string, events, kills int) {
-	t.Helper()
-	writeScript(t, dir, events)
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	args := []string{"run", "-f", "q.sql", "--parallelism", "2", "--state", uri, "--checkpoint-interval", "100ms"}
-	begin, killed := time.Now(), 0
-	for i := 0; i < kills; i++ {
-		if *soak > 0 && time.Since(begin) > *soak {
-			break
-		}
-		a := args
-		if i > 0 {
-			a = append(a, "--restore", "latest")
-		}
-		p := start(t, dir, env, a...)
-		after := time.Duration(300+rng.IntN(2200)) * time.Millisecond
-		if !p.killAfter(after) {
-			if p.err != nil {
-				t.Fatalf("run %d failed: %v\n%s", i, p.err, p.output())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			uri, env := "disagg-file://"+filepath.Join(dir, "state"), []string(nil)
+			if tc.s3 {
+				uri, env = s3Env(t, "kill9")
 			}
-			break
-		}
-		killed++
+			var files []string
+			path := "ev.csv"
+			if tc.parts > 1 {
+				path = "parts/ev-*.csv"
+				if err := os.Mkdir(filepath.Join(dir, "parts"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			per := seqs / tc.parts
+			for i := range tc.parts {
+				f := filepath.Join(dir, "ev.csv")
+				if tc.parts > 1 {
+					f = filepath.Join(dir, "parts", fmt.Sprintf("ev-%d.csv", i+1))
+				}
+				writeSeqCSV(t, f, keys, i*per+1, (i+1)*per)
+				files = append(files, f)
+			}
+			script := fmt.Sprintf(killAggScript, path, killEvery)
+			withSel := tc.parts == 1
+			if withSel {
+				if err := os.Link(files[0], filepath.Join(dir, "sel-input.csv")); err != nil {
+					t.Fatal(err)
+				}
+				script += killSelScript
+			}
+			if err := os.WriteFile(filepath.Join(dir, "q.sql"), []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"run", "-f", "q.sql", "--parallelism", "2", "--state", uri, "--checkpoint-interval", "100ms"}
+			runKilled(t, dir, env, args, tc.points)
+
+			want := expectAgg(t, killEvery, files...)
+			agg := checkAggLog(t, filepath.Join(dir, "agg.csv"), want)
+			t.Logf("%d input rows; GROUP BY changelog: %s (want %d +I/+U rows)", keys*per*tc.parts, agg, want.changes())
+			if !agg.ok() || agg.rows != want.changes() {
+				t.Errorf("GROUP BY sink after kill -9 and --restore latest: %s, want %d +I/+U rows exactly once", agg, want.changes())
+			}
+			if withSel {
+				wantSel := expectRows(t, func(_, _, v int64) bool { return v%50 == 7 }, files...)
+				sel := checkRows(t, filepath.Join(dir, "sel.csv"), wantSel)
+				t.Logf("filter sink: %s (want %d)", sel, len(wantSel))
+				if !sel.ok() || sel.rows != len(wantSel) {
+					t.Errorf("filter sink after kill -9 and --restore latest: %s, want %d rows exactly once", sel, len(wantSel))
+				}
+			}
+		})
 	}
-	p := start(t, dir, env, append(args, "--restore", "latest")...)
-	if err := p.wait(t, 5*time.Minute); err != nil {
-		t.Fatalf("final run: %v\n%s", err, p.output())
-	}
-	t.Logf("killed %d times with SIGKILL; final run: %s", killed, p.output())
 }
 
-func compare(t *testing.T, want []string, dir string) {
-	t.Helper()
-	got := materialise(t, filepath.Join(dir, "out.csv"), true)
-	if d := diffRows(want, got); d != "" {
-		t.Fatalf("output after kill -9 and restore differs from an uninterrupted run: %s", d)
+// soakPoints is n kill points at random fractions of file, in order.
+func soakPoints(file string, n int) []killPoint {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	fr := make([]float64, n)
+	for i := range fr {
+		fr[i] = rng.Float64() * .98
 	}
-	t.Logf("final result: %d rows, equal to the uninterrupted run", len(got))
+	slices.Sort(fr)
+	pts := make([]killPoint, n)
+	for i, f := range fr {
+		pts[i] = killPoint{file, f}
+	}
+	return pts
 }

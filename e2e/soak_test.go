@@ -49,11 +49,18 @@ func soakWorkload(t *testing.T, dir string, keys, seqs, every int) {
 // soakCounts is what the checker saw.
 type soakCounts struct {
 	rows, lost, duplicated, reordered int
+	wrong                             int // values the input does not give (checkAggLog, checkRows)
 }
 
 func (c soakCounts) String() string {
-	return fmt.Sprintf("%d rows: lost %d, duplicated %d, reordered %d", c.rows, c.lost, c.duplicated, c.reordered)
+	s := fmt.Sprintf("%d rows: lost %d, duplicated %d, reordered %d", c.rows, c.lost, c.duplicated, c.reordered)
+	if c.wrong > 0 {
+		s += fmt.Sprintf(", wrong %d", c.wrong)
+	}
+	return s
 }
+
+func (c soakCounts) ok() bool { return c.lost+c.duplicated+c.reordered+c.wrong == 0 }
 
 // TestFaultSoak runs the keyed workload on remote-read:// through a
 // fault-injecting S3 proxy (503 SlowDown bursts, 5xx, slow reads,
