@@ -3,6 +3,7 @@ package ops
 import (
 	"clink/engine"
 	"clink/sql/types"
+	"clink/state"
 )
 
 // MiniBatchKeys is how many distinct keys a mini-batch folds before it
@@ -17,38 +18,63 @@ const MiniBatchKeys = 256 << 10
 // relative to its other changes, so the folded changelog materialises to
 // the same result.
 type miniBatch struct {
-	index   map[string]int // key -> entries index
+	index   map[uint64]int32 // key hash -> first entry with it
 	entries []foldEntry
+	keys    []byte // every entry's key, back to back
 }
 
 // foldEntry is a key's row before the batch (nil: none) and now (nil:
-// deleted).
+// deleted), its key's place in keys, and the next entry whose key has the
+// same hash (-1: none).
 type foldEntry struct {
 	before, after types.Row
+	keyAt, keyLen int32
+	next          int32
 }
 
-func newMiniBatch() *miniBatch { return &miniBatch{index: map[string]int{}} }
+func newMiniBatch() *miniBatch { return &miniBatch{index: map[uint64]int32{}} }
+
+// find is key's entry, or -1; h is its hash.
+func (m *miniBatch) find(key []byte) (int32, uint64) {
+	h := state.Hash(0, key)
+	i, ok := m.index[h]
+	if !ok {
+		return -1, h
+	}
+	for ; i >= 0; i = m.entries[i].next {
+		e := &m.entries[i]
+		if string(m.keys[e.keyAt:e.keyAt+e.keyLen]) == string(key) {
+			return i, h
+		}
+	}
+	return -1, h
+}
 
 // pending reports whether key changed in this batch and, if so, the row
 // it holds now (nil when deleted), which the caller may overwrite in place
 // since it has not been emitted.
 func (m *miniBatch) pending(key []byte) (types.Row, bool) {
-	i, ok := m.index[string(key)]
-	if !ok {
-		return nil, false
+	if i, _ := m.find(key); i >= 0 {
+		return m.entries[i].after, true
 	}
-	return m.entries[i].after, true
+	return nil, false
 }
 
 // change records that key's row went from old (nil: new) to cur (nil:
 // deleted). It reports whether the batch is full and should flush.
 func (m *miniBatch) change(key []byte, old, cur types.Row) bool {
-	if i, ok := m.index[string(key)]; ok {
+	i, h := m.find(key)
+	if i >= 0 {
 		m.entries[i].after = cur
 		return false
 	}
-	m.index[string(key)] = len(m.entries)
-	m.entries = append(m.entries, foldEntry{before: old, after: cur})
+	next, ok := m.index[h]
+	if !ok {
+		next = -1
+	}
+	m.index[h] = int32(len(m.entries))
+	m.entries = append(m.entries, foldEntry{before: old, after: cur, keyAt: int32(len(m.keys)), keyLen: int32(len(key)), next: next})
+	m.keys = append(m.keys, key...)
 	return len(m.entries) >= MiniBatchKeys
 }
 
@@ -69,5 +95,5 @@ func (m *miniBatch) flush(out engine.Output[Change]) {
 	}
 	clear(m.index)
 	clear(m.entries)
-	m.entries = m.entries[:0]
+	m.entries, m.keys = m.entries[:0], m.keys[:0]
 }
