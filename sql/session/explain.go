@@ -46,6 +46,9 @@ func explain(cfg Config, phys *plan.Physical, par int) string {
 		if st.Node.Detail != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", st.Name, st.Node.Detail)
 		}
+		if cfg.MiniBatch && st.Node.Op == plan.OpAggregate {
+			fmt.Fprintf(&b, "  %s: mini-batch: each group's changes fold until the next barrier, watermark or end of input\n", st.Name)
+		}
 	}
 	return b.String()
 }

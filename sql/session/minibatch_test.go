@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +75,13 @@ func TestMiniBatchFolds(t *testing.T) {
 			}
 			if got := len(h.Table()); got != 10 {
 				t.Fatalf("%d result rows, want 10", got)
+			}
+			res, err := s.Exec(context.Background(), "EXPLAIN SELECT k, COUNT(*) FROM ev GROUP BY k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(res[0].Message, "mini-batch"); got != tt.v.miniBatch {
+				t.Fatalf("EXPLAIN names mini-batch: %v, want %v\n%s", got, tt.v.miniBatch, res[0].Message)
 			}
 		})
 	}
