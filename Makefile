@@ -47,7 +47,7 @@ bench-quick: build
 # files to a file, vs plain Go, awk and OctoSQL; cost growth; peak RSS):
 # about 10 minutes; add --quick for about 2.
 bench-e2e: build
-	./$(BIN) bench e2e --out bench-out
+	./$(BIN) bench --out bench-out e2e
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./state/...
