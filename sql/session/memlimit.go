@@ -3,6 +3,9 @@ package session
 import (
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
 
 	"clink/state/stateuri"
 )
@@ -18,6 +21,9 @@ const (
 	// commit-time capture merging and run building, compaction, exchange
 	// buffers and in-flight reads.
 	memoryBase = 96 << 20
+	// memWatchEvery is how often a query's memory governor compares the
+	// live heap with the soft limit.
+	memWatchEvery = 20 * time.Millisecond
 )
 
 // HotBudget is the total hot-tier budget of the query: one backend's
@@ -37,21 +43,92 @@ func (h *Handle) HotBudget() int64 {
 	return per * n
 }
 
-// SoftMemoryLimit is the Go soft memory limit derived from a total hot
-// budget: hotAccountingFactor x budget + memoryBase. Peak RSS stays within
-// it plus the runtime's non-heap memory (docs/durability.md).
+// SoftMemoryLimit is the base Go soft memory limit derived from a total
+// hot budget: hotAccountingFactor x budget + memoryBase. While the live
+// heap leaves the collector its GOGC headroom under it, peak RSS stays
+// within it plus the runtime's non-heap memory (docs/durability.md).
 func SoftMemoryLimit(hotBudget int64) int64 {
 	return hotAccountingFactor*hotBudget + memoryBase
 }
 
-// applyMemoryLimit sets the process's soft memory limit from the query's
-// hot budget when Config.SoftMemoryLimit asks for it and the user did not
-// set GOMEMLIMIT.
+// GovernedLimit is the soft limit the memory governor sets for a live
+// heap of live bytes (the heap marked live by the last collection) under
+// a base limit and a GOGC percentage: the base, or, once the live heap
+// leaves less than its GOGC headroom under the base, live x (1 +
+// GOGC/100), so that the collector runs no more often than GOGC asks
+// instead of continuously. gogc < 0 (GOGC=off) keeps the base: the limit
+// is then the collector's only trigger, as the user asked.
+func GovernedLimit(base, live, gogc int64) int64 {
+	if gogc < 0 {
+		return base
+	}
+	return max(base, live+live*gogc/100)
+}
+
+// memGovernor keeps a query's soft memory limit at GovernedLimit of the
+// live heap, never lowering it while the query runs, and puts the base
+// back when the query closes.
+type memGovernor struct {
+	base int64
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// heapSamples are the runtime metrics the governor reads.
+var heapSamples = []string{"/gc/heap/live:bytes", "/gc/gogc:percent"}
+
+// startMemGovernor sets the soft limit to base and starts watching.
+func startMemGovernor(base int64) *memGovernor {
+	g := &memGovernor{base: base, stop: make(chan struct{})}
+	debug.SetMemoryLimit(base)
+	g.done.Go(g.watch)
+	return g
+}
+
+func (g *memGovernor) watch() {
+	samples := make([]metrics.Sample, len(heapSamples))
+	for i, name := range heapSamples {
+		samples[i].Name = name
+	}
+	limit := g.base
+	t := time.NewTicker(memWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		metrics.Read(samples)
+		if samples[0].Value.Kind() != metrics.KindUint64 || samples[1].Value.Kind() != metrics.KindUint64 {
+			continue // metrics not supported by this runtime
+		}
+		live := int64(samples[0].Value.Uint64())
+		gogc := int64(samples[1].Value.Uint64()) // GOGC=off reads as -1
+		if want := GovernedLimit(g.base, live, gogc); want > limit {
+			limit = want
+			debug.SetMemoryLimit(limit)
+		}
+	}
+}
+
+// close stops watching and puts the base limit back.
+func (g *memGovernor) close() error {
+	close(g.stop)
+	g.done.Wait()
+	debug.SetMemoryLimit(g.base)
+	return nil
+}
+
+// applyMemoryLimit governs the process's soft memory limit from the
+// query's hot budget while the query runs, when Config.SoftMemoryLimit
+// asks for it and the user did not set GOMEMLIMIT.
 func (h *Handle) applyMemoryLimit() {
 	if !h.s.cfg.SoftMemoryLimit || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	if b := h.HotBudget(); b > 0 {
-		debug.SetMemoryLimit(SoftMemoryLimit(b))
+		g := startMemGovernor(SoftMemoryLimit(b))
+		h.onClose = append(h.onClose, g.close)
 	}
 }

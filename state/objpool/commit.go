@@ -61,7 +61,7 @@ func (p *Pool) Commit(ctx context.Context, d *state.Delta) (err error) {
 	if err := p.advance(ctx, cur, etag, exists, m); err != nil {
 		return err
 	}
-	p.cache.put("m:"+m.key, m, 1024)
+	p.meta.put(manifestCacheKey(m.key), m, 1024)
 	p.mu.Lock()
 	p.served = m
 	p.mu.Unlock()
@@ -176,7 +176,7 @@ func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([
 		if err := p.acquire(ctx); err != nil {
 			return nil, err
 		}
-		data, _, err := p.store.Get(ctx, chain[i].Key)
+		data, err := p.store.GetRange(ctx, chain[i].Key, 0, chain[i].Size)
 		p.release()
 		if err != nil {
 			return nil, fmt.Errorf("compact: read run: %w", err)
@@ -186,7 +186,11 @@ func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([
 			return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
 		}
 		for _, b := range blocks {
-			for _, r := range b.recs {
+			brecs, err := b.records()
+			if err != nil {
+				return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
+			}
+			for _, r := range brecs {
 				live[string(r.ik)] = r
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // by different records at once, cost one GET.
 type flight struct {
 	mu sync.Mutex
-	m  map[string]*flightCall
+	m  map[cacheKey]*flightCall
 }
 
 type flightCall struct {
@@ -21,10 +21,10 @@ type flightCall struct {
 
 // do runs fn once per key at a time; callers that arrive meanwhile wait for
 // its result (or their own ctx).
-func (f *flight) do(ctx context.Context, key string, fn func() (any, error)) (any, error) {
+func (f *flight) do(ctx context.Context, key cacheKey, fn func() (any, error)) (any, error) {
 	f.mu.Lock()
 	if f.m == nil {
-		f.m = map[string]*flightCall{}
+		f.m = map[cacheKey]*flightCall{}
 	}
 	if c, ok := f.m[key]; ok {
 		f.mu.Unlock()

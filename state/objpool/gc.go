@@ -284,7 +284,7 @@ func (p *Pool) deleteParallel(ctx context.Context, keys []string) (int, error) {
 			defer p.release()
 			err := p.store.Delete(ctx, k)
 			if err == nil {
-				p.cache.remove("m:" + k)
+				p.meta.remove(manifestCacheKey(k))
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -11,8 +11,12 @@ import (
 // Object keys, relative to the store root. docs/object-layout.md is the
 // reference; change both together.
 const (
-	currentKey    = "CURRENT"
-	layoutVersion = 1
+	currentKey = "CURRENT"
+	// layoutVersion is the version this writer records in CURRENT and
+	// manifests: 2 since runs carry a block format (RunRef.Format). Readers
+	// accept every version from 1 on, so a pool an older clink wrote stays
+	// readable (and writable: its old runs keep format 1 until compacted).
+	layoutVersion = 2
 	maxAncestors  = 32
 )
 
@@ -66,19 +70,22 @@ func decodeManifest(key string, b []byte) (*manifest, error) {
 	if err := json.Unmarshal(b, m); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", key, err)
 	}
-	if m.Version != layoutVersion || m.Partitions <= 0 || len(m.Runs) != m.Partitions {
+	if !knownVersion(m.Version) || m.Partitions <= 0 || len(m.Runs) != m.Partitions {
 		return nil, fmt.Errorf("manifest %s: unsupported version %d or bad partition count %d", key, m.Version, m.Partitions)
 	}
 	m.key = key
 	return m, nil
 }
 
+// knownVersion reports whether this reader understands layout version v.
+func knownVersion(v int) bool { return v >= 1 && v <= layoutVersion }
+
 func decodeCurrent(b []byte) (current, error) {
 	var c current
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("%s: %w", currentKey, err)
 	}
-	if c.Version != layoutVersion || (c.Checkpoint != 0 && c.Manifest == "") {
+	if !knownVersion(c.Version) || (c.Checkpoint != 0 && c.Manifest == "") {
 		return c, fmt.Errorf("%s: unsupported version %d or missing manifest", currentKey, c.Version)
 	}
 	return c, nil

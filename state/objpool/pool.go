@@ -27,13 +27,16 @@ type Config struct {
 	// MaxRuns is how many runs a partition may chain before a commit merges
 	// them into one (default 8).
 	MaxRuns int
-	// BlockSize is the target size of a run's data block (default 16 KiB).
+	// BlockSize is the target size of a run's data block (default 4 KiB:
+	// a cold point read fetches one block).
 	BlockSize int
 	// SmallRun: runs up to this size are fetched whole (default 64 KiB).
 	SmallRun int64
 	// Concurrency bounds parallel requests per pool (default 16).
 	Concurrency int
-	// CacheBytes bounds the cache of parsed run blocks (default 64 MiB).
+	// CacheBytes bounds the pool's caches (default 64 MiB): three quarters
+	// for run blocks, a quarter for run indexes and manifests, so block
+	// traffic never evicts the indexes every read consults.
 	CacheBytes int64
 	Retry      RetryPolicy
 	Breaker    BreakerPolicy
@@ -66,7 +69,7 @@ func (c *Config) defaults() error {
 		c.MaxRuns = 8
 	}
 	if c.BlockSize <= 0 {
-		c.BlockSize = 16 << 10
+		c.BlockSize = 4 << 10
 	}
 	if c.SmallRun <= 0 {
 		c.SmallRun = 64 << 10
@@ -93,7 +96,8 @@ func (c *Config) defaults() error {
 type Pool struct {
 	cfg    Config
 	store  *resilient
-	cache  *lru
+	cache  *lru // run blocks
+	meta   *lru // run indexes and manifests
 	flight flight
 	sem    chan struct{}
 	seq    atomic.Uint64
@@ -117,7 +121,8 @@ func New(cfg Config) (*Pool, error) {
 	return &Pool{
 		cfg:    cfg,
 		store:  newResilient(cfg.Store, cfg.Clock, cfg.Retry, cfg.Breaker, cfg.Seed),
-		cache:  newLRU(cfg.CacheBytes),
+		cache:  newLRU(blockShare(cfg.CacheBytes)),
+		meta:   newLRU(cfg.CacheBytes - blockShare(cfg.CacheBytes)),
 		sem:    make(chan struct{}, cfg.Concurrency),
 		served: emptyManifest(cfg.Partitions),
 	}, nil
@@ -181,7 +186,7 @@ func (p *Pool) readCurrent(ctx context.Context) (current, string, bool, error) {
 // loadManifest reads and parses a manifest, cached (manifests are
 // immutable).
 func (p *Pool) loadManifest(ctx context.Context, key string) (*manifest, error) {
-	if v, ok := p.cache.get("m:" + key); ok {
+	if v, ok := p.meta.get(manifestCacheKey(key)); ok {
 		return v.(*manifest), nil
 	}
 	b, _, err := p.store.Get(ctx, key)
@@ -192,7 +197,7 @@ func (p *Pool) loadManifest(ctx context.Context, key string) (*manifest, error) 
 	if err != nil {
 		return nil, fmt.Errorf("objpool %s: %w", p, err)
 	}
-	p.cache.put("m:"+key, m, int64(len(b)))
+	p.meta.put(manifestCacheKey(key), m, int64(len(b)))
 	return m, nil
 }
 

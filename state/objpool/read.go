@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"clink/state"
@@ -19,7 +18,8 @@ func partOf(ik []byte, parts int) int {
 
 // GetMany reads keys as of the served checkpoint: keys are grouped per
 // partition and looked up run by run, newest first; each partition is read
-// in its own goroutine and every request holds one of Concurrency slots.
+// in its own goroutine (one partition: on the caller's) and every request
+// holds one of Concurrency slots.
 func (p *Pool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, error) {
 	if err := p.check(); err != nil {
 		return nil, err
@@ -30,25 +30,33 @@ func (p *Pool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, e
 		return out, nil
 	}
 	iks := make([][]byte, len(keys))
-	byPart := map[int][]int{}
+	byPart := make(map[int][]int, 1)
 	for i, k := range keys {
 		iks[i] = ikey(k)
 		part := partOf(iks[i], m.Partitions)
 		byPart[part] = append(byPart[part], i)
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	var errs []error
-	for part, idxs := range byPart {
-		wg.Go(func() {
+	if len(byPart) == 1 {
+		for part, idxs := range byPart {
 			if err := p.readPartition(ctx, m.Runs[part], iks, idxs, out); err != nil {
-				mu.Lock()
 				errs = append(errs, err)
-				mu.Unlock()
 			}
-		})
+		}
+	} else {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for part, idxs := range byPart {
+			wg.Go(func() {
+				if err := p.readPartition(ctx, m.Runs[part], iks, idxs, out); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("objpool %s: get %d keys at checkpoint %d: %w", p, len(keys), m.Checkpoint, err)
 	}
@@ -56,8 +64,11 @@ func (p *Pool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, e
 }
 
 // readPartition resolves the keys idxs of one partition against its runs.
+// Keys whose block is cached are resolved at once; the other blocks a run
+// needs are fetched together.
 func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, idxs []int, out []state.Lookup) error {
 	pending := idxs
+	var next []int
 	for r := range runs {
 		if len(pending) == 0 {
 			return nil
@@ -67,8 +78,8 @@ func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, i
 		if err != nil {
 			return err
 		}
-		need := map[int][]int{}
-		var next []int
+		next = next[:0:0] // pending may alias the previous next
+		var need map[int][]int
 		for _, i := range pending {
 			b := -1
 			if run.covers(iks[i]) && x.filter.mayContain(iks[i]) {
@@ -78,21 +89,27 @@ func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, i
 				next = append(next, i)
 				continue
 			}
+			if v, ok := p.cache.get(blockCacheKey(run.Key, b)); ok {
+				if next, err = resolve(v.(*block), iks[i], i, out, next); err != nil {
+					return fmt.Errorf("run %s: %w", run.Key, err)
+				}
+				continue
+			}
+			if need == nil {
+				need = make(map[int][]int, 1)
+			}
 			need[b] = append(need[b], i)
 		}
-		blocks, err := p.blocks(ctx, run, x, need)
-		if err != nil {
-			return err
-		}
-		for b, is := range need {
-			for _, i := range is {
-				rec, ok := blocks[b].lookup(iks[i])
-				if !ok {
-					next = append(next, i)
-					continue
-				}
-				if !rec.deleted {
-					out[i] = state.Lookup{Value: append([]byte{}, rec.value...), Found: true}
+		if len(need) > 0 {
+			blocks, err := p.blocks(ctx, run, x, need)
+			if err != nil {
+				return err
+			}
+			for b, is := range need {
+				for _, i := range is {
+					if next, err = resolve(blocks[b], iks[i], i, out, next); err != nil {
+						return fmt.Errorf("run %s: %w", run.Key, err)
+					}
 				}
 			}
 		}
@@ -101,13 +118,27 @@ func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, i
 	return nil
 }
 
+// resolve looks ik (the key at index i) up in blk: a hit is written to
+// out[i] (a copy: the block stays immutable and the hot tier may keep the
+// value), a miss appended to next for the older runs.
+func resolve(blk *block, ik []byte, i int, out []state.Lookup, next []int) ([]int, error) {
+	rec, ok, err := blk.lookup(ik)
+	if err != nil || !ok {
+		return append(next, i), err
+	}
+	if !rec.deleted {
+		out[i] = state.Lookup{Value: append([]byte{}, rec.value...), Found: true}
+	}
+	return next, nil
+}
+
 // index returns a run's parsed index: small runs are fetched whole (and
 // their blocks cached), large ones by a ranged read of the index alone.
 func (p *Pool) index(ctx context.Context, run *RunRef) (*runIndex, error) {
-	if v, ok := p.cache.get("i:" + run.Key); ok {
+	if v, ok := p.meta.get(indexCacheKey(run.Key)); ok {
 		return v.(*runIndex), nil
 	}
-	v, err := p.flight.do(ctx, "i:"+run.Key, func() (any, error) { return p.fetchIndex(ctx, run) })
+	v, err := p.flight.do(ctx, indexCacheKey(run.Key), func() (any, error) { return p.fetchIndex(ctx, run) })
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +151,8 @@ func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 	}
 	defer p.release()
 	if run.Size <= p.cfg.SmallRun {
-		data, _, err := p.store.Get(ctx, run.Key)
+		// A ranged read of the whole object: no ETag to compute.
+		data, err := p.store.GetRange(ctx, run.Key, 0, run.Size)
 		if err != nil {
 			return nil, fmt.Errorf("read run: %w", err)
 		}
@@ -131,7 +163,7 @@ func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 		for i, b := range blocks {
 			p.cache.put(blockCacheKey(run.Key, i), b, b.size())
 		}
-		p.cache.put("i:"+run.Key, x, x.size())
+		p.meta.put(indexCacheKey(run.Key), x, x.size())
 		return x, nil
 	}
 	data, err := p.store.GetRange(ctx, run.Key, run.IndexOff, run.IndexLen)
@@ -142,15 +174,24 @@ func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.Key, err)
 	}
-	p.cache.put("i:"+run.Key, x, x.size())
+	p.meta.put(indexCacheKey(run.Key), x, x.size())
 	return x, nil
 }
 
-func blockCacheKey(run string, i int) string { return "b:" + run + "#" + strconv.Itoa(i) }
-
-// blocks fetches the needed blocks of one run in parallel.
+// blocks fetches the needed blocks of one run, in parallel when there are
+// several (one is fetched on the caller's goroutine).
 func (p *Pool) blocks(ctx context.Context, run *RunRef, x *runIndex, need map[int][]int) (map[int]*block, error) {
 	out := make(map[int]*block, len(need))
+	if len(need) == 1 {
+		for b := range need {
+			blk, err := p.block(ctx, run, x, b)
+			if err != nil {
+				return nil, err
+			}
+			out[b] = blk
+		}
+		return out, nil
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
@@ -163,24 +204,38 @@ func (p *Pool) blocks(ctx context.Context, run *RunRef, x *runIndex, need map[in
 			continue
 		}
 		wg.Go(func() {
-			v, err := p.flight.do(ctx, key, func() (any, error) {
-				blk, err := p.fetchBlock(ctx, run, x.blocks[b])
-				if err == nil {
-					p.cache.put(key, blk, blk.size())
-				}
-				return blk, err
-			})
+			blk, err := p.block(ctx, run, x, b)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			out[b] = v.(*block)
+			out[b] = blk
 		})
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// block returns block b of run, fetching it once however many readers
+// want it at the same time, and caches it.
+func (p *Pool) block(ctx context.Context, run *RunRef, x *runIndex, b int) (*block, error) {
+	key := blockCacheKey(run.Key, b)
+	if v, ok := p.cache.get(key); ok {
+		return v.(*block), nil
+	}
+	v, err := p.flight.do(ctx, key, func() (any, error) {
+		blk, err := p.fetchBlock(ctx, run, x.blocks[b])
+		if err == nil {
+			p.cache.put(key, blk, blk.size())
+		}
+		return blk, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*block), nil
 }
 
 func (p *Pool) fetchBlock(ctx context.Context, run *RunRef, br blockRef) (*block, error) {
@@ -192,7 +247,7 @@ func (p *Pool) fetchBlock(ctx context.Context, run *RunRef, br blockRef) (*block
 	if err != nil {
 		return nil, fmt.Errorf("read run block: %w", err)
 	}
-	blk, err := parseBlock(data)
+	blk, err := parseBlock(data, run.format())
 	if err != nil {
 		return nil, fmt.Errorf("run %s at %d: %w", run.Key, br.off, err)
 	}

@@ -16,9 +16,12 @@ import (
 // they need, with ranged GETs. docs/object-layout.md has the byte format.
 
 const (
-	runMagic   = "CLR1"
+	runMagicV1 = "CLR1" // format 1: blocks are bare records
+	runMagicV2 = "CLR2" // format 2: each block ends in a record-offset trailer
 	footerSize = 16
 	flagDelete = 1
+	// runFormat is the format encodeRun writes (RunRef.Format).
+	runFormat = 2
 )
 
 var errCorrupt = errors.New("corrupt run object")
@@ -49,7 +52,14 @@ type RunRef struct {
 	Count    int    `json:"count"`
 	Min      []byte `json:"min"`
 	Max      []byte `json:"max"`
+	// Format is the run's block format: 0 or 1 (bare records, the first
+	// layout) or 2 (blocks searchable in place, see block.go).
+	Format int `json:"format,omitempty"`
 }
+
+// format is the run's block format, 1 for runs written before formats
+// were recorded.
+func (r *RunRef) format() int { return max(r.Format, 1) }
 
 // covers reports whether ik lies within the run's key range.
 func (r *RunRef) covers(ik []byte) bool {
@@ -86,35 +96,20 @@ func (x *runIndex) size() int64 {
 	return n
 }
 
-// block is a parsed data block: records sorted by ik.
-type block struct{ recs []record }
-
-func (b *block) lookup(ik []byte) (record, bool) {
-	i := sort.Search(len(b.recs), func(i int) bool { return bytes.Compare(b.recs[i].ik, ik) >= 0 })
-	if i < len(b.recs) && bytes.Equal(b.recs[i].ik, ik) {
-		return b.recs[i], true
-	}
-	return record{}, false
-}
-
-func (b *block) size() int64 {
-	n := int64(32)
-	for _, r := range b.recs {
-		n += int64(len(r.ik)+len(r.value)) + 56
-	}
-	return n
-}
-
-// encodeRun writes sorted, de-duplicated records as a run object.
+// encodeRun writes sorted, de-duplicated records as a run object in
+// format 2: every block ends in its records' offsets (appendTrailer).
 func encodeRun(recs []record, blockSize int) ([]byte, RunRef) {
 	var buf, idx []byte
 	var nblocks uint64
 	blockStart := -1
 	var first []byte
+	var offs []uint32
 	flush := func() {
 		if blockStart < 0 {
 			return
 		}
+		buf = appendTrailer(buf, blockStart, offs)
+		offs = offs[:0]
 		idx = binary.AppendUvarint(idx, uint64(len(first)))
 		idx = append(idx, first...)
 		idx = binary.AppendUvarint(idx, uint64(blockStart))
@@ -126,6 +121,7 @@ func encodeRun(recs []record, blockSize int) ([]byte, RunRef) {
 		if blockStart < 0 {
 			blockStart, first = len(buf), r.ik
 		}
+		offs = append(offs, uint32(len(buf)-blockStart))
 		buf = binary.AppendUvarint(buf, uint64(len(r.ik)))
 		buf = append(buf, r.ik...)
 		var flags byte
@@ -148,8 +144,8 @@ func encodeRun(recs []record, blockSize int) ([]byte, RunRef) {
 	indexLen := len(buf) - indexOff
 	buf = binary.BigEndian.AppendUint64(buf, uint64(indexOff))
 	buf = binary.BigEndian.AppendUint32(buf, uint32(indexLen))
-	buf = append(buf, runMagic...)
-	ref := RunRef{Size: int64(len(buf)), IndexOff: int64(indexOff), IndexLen: int64(indexLen), Count: len(recs)}
+	buf = append(buf, runMagicV2...)
+	ref := RunRef{Size: int64(len(buf)), IndexOff: int64(indexOff), IndexLen: int64(indexLen), Count: len(recs), Format: runFormat}
 	if len(recs) > 0 {
 		ref.Min, ref.Max = recs[0].ik, recs[len(recs)-1].ik
 	}
@@ -191,42 +187,19 @@ func parseIndex(b []byte) (*runIndex, error) {
 	return x, nil
 }
 
-// parseBlock decodes one data block.
-func parseBlock(b []byte) (*block, error) {
-	blk := &block{}
-	for len(b) > 0 {
-		var r record
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: bad record key", errCorrupt)
-		}
-		r.ik, b = b[k:k+int(n)], b[k+int(n):]
-		if len(b) == 0 {
-			return nil, fmt.Errorf("%w: truncated record", errCorrupt)
-		}
-		r.deleted = b[0]&flagDelete != 0
-		b = b[1:]
-		kg, k := binary.Uvarint(b)
-		if k <= 0 || kg > 1<<31 {
-			return nil, fmt.Errorf("%w: bad record key group", errCorrupt)
-		}
-		r.keyGroup, b = int(kg), b[k:]
-		n, k = binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: bad record value", errCorrupt)
-		}
-		if !r.deleted {
-			r.value = b[k : k+int(n)]
-		}
-		b = b[k+int(n):]
-		blk.recs = append(blk.recs, r)
-	}
-	return blk, nil
-}
-
-// parseRun decodes a whole run object (compaction and small runs).
+// parseRun decodes a whole run object of either format (compaction, scans
+// and small runs); the footer's magic says which.
 func parseRun(data []byte) (*runIndex, []*block, error) {
-	if len(data) < footerSize || string(data[len(data)-4:]) != runMagic {
+	if len(data) < footerSize {
+		return nil, nil, fmt.Errorf("%w: bad footer", errCorrupt)
+	}
+	var format int
+	switch string(data[len(data)-4:]) {
+	case runMagicV1:
+		format = 1
+	case runMagicV2:
+		format = 2
+	default:
 		return nil, nil, fmt.Errorf("%w: bad footer", errCorrupt)
 	}
 	f := data[len(data)-footerSize:]
@@ -243,7 +216,7 @@ func parseRun(data []byte) (*runIndex, []*block, error) {
 		if br.off < 0 || br.n < 0 || uint64(br.off+br.n) > off {
 			return nil, nil, fmt.Errorf("%w: block %d outside data", errCorrupt, i)
 		}
-		if blocks[i], err = parseBlock(data[br.off : br.off+br.n]); err != nil {
+		if blocks[i], err = parseBlock(data[br.off:br.off+br.n], format); err != nil {
 			return nil, nil, err
 		}
 	}

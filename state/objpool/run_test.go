@@ -1,7 +1,9 @@
 package objpool
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"testing"
 )
@@ -19,9 +21,20 @@ func testRecords(n int) []record {
 
 func TestRunRoundTrip(t *testing.T) {
 	for _, n := range []int{0, 1, 10, 5000} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+		for _, format := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%d/v%d", n, format), func(t *testing.T) { testRunRoundTrip(t, n, format) })
+		}
+	}
+}
+
+func testRunRoundTrip(t *testing.T, n, format int) {
+	{
+		{
 			recs := testRecords(n)
 			data, ref := encodeRun(recs, 512)
+			if format == 1 {
+				data, ref = encodeRunV1(recs, 512)
+			}
 			x, blocks, err := parseRun(data)
 			if err != nil {
 				t.Fatal(err)
@@ -35,8 +48,8 @@ func TestRunRoundTrip(t *testing.T) {
 					t.Fatalf("bloom false negative for record %d", i)
 				}
 				b := x.find(r.ik)
-				got, ok := blocks[b].lookup(r.ik)
-				if !ok || string(got.value) != string(r.value) || got.deleted != r.deleted || got.keyGroup != r.keyGroup {
+				got, ok, err := blocks[b].lookup(r.ik)
+				if err != nil || !ok || string(got.value) != string(r.value) || got.deleted != r.deleted || got.keyGroup != r.keyGroup {
 					t.Fatalf("record %d: got %+v, want %+v", i, got, r)
 				}
 				if x.filter.mayContain(fmt.Appendf(nil, "absent-%d", i)) {
@@ -46,7 +59,60 @@ func TestRunRoundTrip(t *testing.T) {
 			if n >= 1000 && fp > n/20 {
 				t.Fatalf("bloom false positives %d of %d", fp, n)
 			}
-		})
+			for b, blk := range blocks {
+				if _, ok, err := blk.lookup(fmt.Appendf(nil, "\x00\x00\x00\x01k%06dx", b)); ok || err != nil {
+					t.Fatalf("block %d: found an absent key (%v)", b, err)
+				}
+				if got, err := blk.records(); err != nil || len(got) == 0 {
+					t.Fatalf("block %d: %d records, %v", b, len(got), err)
+				}
+			}
+		}
+	}
+}
+
+// A point read in a cached block allocates nothing.
+func TestBlockLookupAllocs(t *testing.T) {
+	recs := testRecords(2000)
+	data, _ := encodeRun(recs, 4096)
+	x, blocks, err := parseRun(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ik := recs[1234].ik
+	blk := blocks[x.find(ik)]
+	if n := testing.AllocsPerRun(100, func() {
+		if r, ok, err := blk.lookup(ik); !ok || err != nil || string(r.value) != "v1234" {
+			t.Fatalf("lookup: %+v %v %v", r, ok, err)
+		}
+	}); n != 0 {
+		t.Fatalf("lookup allocates %v times", n)
+	}
+}
+
+// A format-2 block that is not as written is refused when read: its
+// checksum covers records and offsets, and offsets out of order are
+// refused even under a matching checksum.
+func TestBlockTrailerChecked(t *testing.T) {
+	data, _ := encodeRun(testRecords(50), 1<<20)
+	x, err := parseIndex(data[binary.BigEndian.Uint64(data[len(data)-footerSize:]):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := x.blocks[0]
+	b := append([]byte(nil), data[br.off:br.off+br.n]...)
+	if _, err := parseBlock(b, 2); err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-12]++ // the last record's offset
+	if _, err := parseBlock(b, 2); err == nil {
+		t.Fatal("a misplaced record offset was accepted")
+	}
+	b[len(b)-12] = 0 // before the previous record's offset, checksum fixed up
+	body := b[:len(b)-4]
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(body, castagnoli))
+	if _, err := parseBlock(b, 2); err == nil {
+		t.Fatal("offsets out of order were accepted")
 	}
 }
 
@@ -66,7 +132,9 @@ func TestRunCorruptInput(t *testing.T) {
 		}
 		_, _, _ = parseRun(b)
 		_, _ = parseIndex(b[:rng.IntN(len(b))])
-		_, _ = parseBlock(b[:rng.IntN(len(b))])
+		_, _ = parseBlock(b[:rng.IntN(len(b))], 1)
+		_, _ = parseBlock(b[:rng.IntN(len(b))], 2)
+		_, _ = parseBlock(b[rng.IntN(len(b)):], 2)
 		_, _ = decodeKeys(b[:rng.IntN(len(b))])
 	}
 }

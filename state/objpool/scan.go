@@ -54,7 +54,7 @@ func (p *Pool) scanRun(ctx context.Context, run *RunRef, live map[string]record)
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
-	data, _, err := p.store.Get(ctx, run.Key)
+	data, err := p.store.GetRange(ctx, run.Key, 0, run.Size)
 	p.release()
 	if err != nil {
 		return fmt.Errorf("read run: %w", err)
@@ -64,7 +64,11 @@ func (p *Pool) scanRun(ctx context.Context, run *RunRef, live map[string]record)
 		return fmt.Errorf("run %s: %w", run.Key, err)
 	}
 	for _, b := range blocks {
-		for _, r := range b.recs {
+		recs, err := b.records()
+		if err != nil {
+			return fmt.Errorf("run %s: %w", run.Key, err)
+		}
+		for _, r := range recs {
 			if len(r.ik) >= 4 {
 				live[string(r.ik)] = r
 			}

@@ -96,6 +96,10 @@ type Config struct {
 	// restorable (retain=N, default objpool.DefaultRetain; retain=all is 0:
 	// never garbage-collect). disagg-file and remote-read only.
 	Retain int
+	// CacheBytes bounds the pool's block and index cache (cache_bytes=;
+	// 0: BlockCacheBytes of the hot budget). disagg-file and remote-read
+	// only.
+	CacheBytes int64
 }
 
 // Factory builds the backends of one job over one shared pool.
@@ -134,7 +138,11 @@ func Open(uri string, opts Options) (*Factory, error) {
 			return nil, fmt.Errorf("state uri %q: %w", Redact(uri), err)
 		}
 		if c, ok := f.pool.(interface{ SetCacheBytes(int64) }); ok {
-			c.SetCacheBytes(BlockCacheBytes(cfg.HotMaxBytes))
+			n := cfg.CacheBytes
+			if n == 0 {
+				n = BlockCacheBytes(cfg.HotMaxBytes)
+			}
+			c.SetCacheBytes(n)
 		}
 		if opts.WrapPool != nil {
 			f.pool = opts.WrapPool(f.pool)
@@ -143,11 +151,14 @@ func Open(uri string, opts Options) (*Factory, error) {
 	return f, nil
 }
 
-// BlockCacheBytes sizes a remote pool's cache of parsed run blocks from
-// one backend's hot-tier budget: the budget itself, at least 1 MiB and at
-// most 64 MiB, so a small hot budget is not dwarfed by the cache.
+// BlockCacheBytes sizes a remote pool's cache of run blocks and indexes
+// from one backend's hot-tier budget: the budget itself, at least 8 MiB
+// and at most 64 MiB (docs/durability.md, "Memory bound"). The cache holds
+// blocks as stored (about 30 bytes per small entry), so the floor keeps
+// the indexes and recently read blocks of a few hundred thousand keys in
+// memory, and a cold read of them costs a binary search instead of a read.
 func BlockCacheBytes(hotMaxBytes int64) int64 {
-	return min(max(hotMaxBytes, 1<<20), 64<<20)
+	return min(max(hotMaxBytes, 8<<20), 64<<20)
 }
 
 // Config returns the parsed configuration.
@@ -256,6 +267,9 @@ func Parse(uri string) (Config, *url.URL, error) {
 		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
 			return bad("%v", err)
 		}
+		if err := cfg.cacheKnob(q); err != nil {
+			return bad("%v", err)
+		}
 		if cfg.Retain, err = objpool.RetainOf(q); err != nil {
 			return bad("%v", err)
 		}
@@ -264,10 +278,13 @@ func Parse(uri string) (Config, *url.URL, error) {
 		if cfg.Dir = u.Host + u.Path; cfg.Dir == "" {
 			return bad("disagg-file:// needs a directory: disagg-file:///var/lib/clink/state or disagg-file://./state")
 		}
-		if err := onlyKeys(q, "io_threads", "hot_max_bytes", "warm_restore", "retain"); err != nil {
+		if err := onlyKeys(q, "io_threads", "hot_max_bytes", "warm_restore", "retain", "cache_bytes"); err != nil {
 			return bad("%v", err)
 		}
 		if err := cfg.knobs(q, async.DefaultIOThreads); err != nil {
+			return bad("%v", err)
+		}
+		if err := cfg.cacheKnob(q); err != nil {
 			return bad("%v", err)
 		}
 		if cfg.Retain, err = objpool.RetainOf(q); err != nil {
@@ -281,7 +298,7 @@ func Parse(uri string) (Config, *url.URL, error) {
 // poolURL is u without the factory's own knobs, for the pool opener.
 func poolURL(u *url.URL, q url.Values) *url.URL {
 	rest := *u
-	for _, k := range []string{"io_threads", "hot_max_bytes", "warm_restore"} {
+	for _, k := range []string{"io_threads", "hot_max_bytes", "warm_restore", "cache_bytes"} {
 		q.Del(k)
 	}
 	rest.RawQuery = q.Encode()
@@ -357,5 +374,21 @@ func (c *Config) knobs(q url.Values, defaultThreads int) error {
 		}
 		c.WarmRestore = v
 	}
+	return nil
+}
+
+// cacheKnob reads cache_bytes (a byte size, positive) of the durable schemes.
+func (c *Config) cacheKnob(q url.Values) error {
+	if !q.Has("cache_bytes") {
+		return nil
+	}
+	n, err := state.ParseBytes(q.Get("cache_bytes"))
+	if err != nil {
+		return fmt.Errorf("cache_bytes: %w", err)
+	}
+	if n <= 0 {
+		return fmt.Errorf("cache_bytes=%q: want a positive size", q.Get("cache_bytes"))
+	}
+	c.CacheBytes = n
 	return nil
 }
