@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
 )
 
 // encodeRunV1 writes a run in format 1 (bare records, magic CLR1), as
