@@ -177,7 +177,9 @@ func killWhenRead(t *testing.T, p *proc, path string, frac float64) bool {
 		case <-p.exited:
 			return false
 		case <-ctx.Done():
-			t.Fatalf("the test's deadline passed waiting for clink to read %s to %d:\n%s", path, at, lastLines(p.out.String(), 10))
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			t.Fatalf("the test's deadline passed waiting for clink to read %s to %d:\n%s", path, at, lastLines(p.output(), 10))
 		case <-tick.C:
 		}
 		if off, ok := readOffset(p.cmd.Process.Pid, abs); ok && off >= at {

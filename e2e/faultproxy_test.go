@@ -137,15 +137,19 @@ func (p *faultProxy) handle(w http.ResponseWriter, r *http.Request) {
 	p.upstream.ServeHTTP(w, r)
 }
 
-// waitCommits waits until n checkpoint commits reached the store.
-func (p *faultProxy) waitCommits(t *testing.T, n int64, within time.Duration) {
+// waitCommits waits until n checkpoint commits reached the store; the run
+// p ending first fails the test.
+func (p *faultProxy) waitCommits(t *testing.T, run *proc, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	ctx := deadline(t)
 	for p.heads.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %d checkpoint commits within %s (saw %d)", n, within, p.heads.Load())
+		select {
+		case <-run.exited:
+			t.Fatalf("the run ended (%v) after %d of %d checkpoint commits:\n%s", run.err, p.heads.Load(), n, run.output())
+		case <-ctx.Done():
+			t.Fatalf("the test's deadline passed after %d of %d checkpoint commits", p.heads.Load(), n)
+		case <-time.After(10 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
