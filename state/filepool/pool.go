@@ -35,6 +35,13 @@ func New(dir string, cfg objpool.Config) (*Pool, error) {
 	return &Pool{Pool: p, store: st}, nil
 }
 
+// Close closes the pool and the run files its store keeps open.
+func (p *Pool) Close() error {
+	err := p.Pool.Close()
+	p.store.Close()
+	return err
+}
+
 // DirOf returns the directory a disagg-file:// URI names: an absolute path
 // (disagg-file:///var/lib/clink) or a relative one (disagg-file://data).
 func DirOf(u *url.URL) (string, error) {

@@ -27,7 +27,8 @@ const lockName = ".lock"
 // Store is an objpool.ObjectStore in a directory. Object keys are relative
 // paths; the ETag of an object is a hash of its bytes.
 type Store struct {
-	dir string
+	dir   string
+	files openFiles // open run files, reused by ranged reads
 }
 
 var _ objpool.ObjectStore = (*Store)(nil)
@@ -87,11 +88,20 @@ func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+	var f *os.File
+	if immutable(key) {
+		of, err := s.files.acquire(key, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+		}
+		defer s.files.release(of)
+		f = of.f
+	} else {
+		if f, err = os.Open(p); err != nil {
+			return nil, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	b := make([]byte, length)
 	if _, err := f.ReadAt(b, off); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -225,12 +235,20 @@ func (s *Store) lock() (func(), error) {
 	}, nil
 }
 
+// Close closes the files the store keeps open for reads. The store stays
+// usable: later reads open their file each time.
+func (s *Store) Close() error {
+	s.files.closeAll()
+	return nil
+}
+
 // Delete removes key; an absent key is fine.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	p, err := s.path(key)
 	if err != nil {
 		return err
 	}
+	s.files.drop(key)
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: delete %s: %w", s, key, classify(err))
 	}
