@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"clink/sql/connector"
 	"clink/sql/expr"
 	"clink/sql/ops"
 	"clink/sql/types"
@@ -107,38 +105,12 @@ func (rw *ResultWriter) appendJSON(b []byte, kind ops.Kind, r types.Row) []byte 
 		b = append(b, k...)
 		b = append(b, ':')
 		if i < len(r) {
-			b = appendJSONValue(b, r[i])
+			b = connector.AppendJSONValue(b, r[i])
 		} else {
 			b = append(b, "null"...)
 		}
 	}
 	return append(b, "}\n"...)
-}
-
-// appendJSONValue is jsonValue without the allocations: NULL as null,
-// numbers as numbers (non-finite doubles as strings), the rest as strings
-// escaped as encoding/json does.
-func appendJSONValue(b []byte, v types.Value) []byte {
-	switch v.Kind() {
-	case types.KindNull:
-		return append(b, "null"...)
-	case types.KindBool, types.KindInt, types.KindBigInt, types.KindDecimal:
-		return v.AppendText(b)
-	case types.KindDouble:
-		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
-			return v.AppendText(b)
-		}
-	}
-	start := len(b)
-	b = append(b, '"')
-	b = v.AppendText(b)
-	for _, c := range b[start+1:] {
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(string(b[start+1:]))
-			return append(b[:start], q...)
-		}
-	}
-	return append(b, '"')
 }
 
 func (rw *ResultWriter) csvHeader() error {
@@ -154,7 +126,7 @@ func (rw *ResultWriter) csvHeader() error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendCSVField(b, n)
+		b = connector.AppendCSVField(b, n)
 	}
 	rw.line = append(b, '\n')
 	_, err := rw.w.Write(rw.line)
@@ -162,44 +134,11 @@ func (rw *ResultWriter) csvHeader() error {
 }
 
 func (rw *ResultWriter) appendCSV(b []byte, kind ops.Kind, r types.Row) []byte {
+	op := ""
 	if rw.ops {
-		b = append(b, kind.String()...)
-		b = append(b, ',')
+		op = kind.String()
 	}
-	for i, v := range r {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		switch v.Kind() {
-		case types.KindNull:
-		case types.KindVarchar:
-			b = appendCSVField(b, v.Str())
-		default:
-			b = v.AppendText(b)
-		}
-	}
-	return append(b, '\n')
-}
-
-// appendCSVField quotes a field exactly when encoding/csv's Writer would.
-func appendCSVField(b []byte, f string) []byte {
-	if !csvNeedsQuotes(f) {
-		return append(b, f...)
-	}
-	b = append(b, '"')
-	b = append(b, strings.ReplaceAll(f, `"`, `""`)...)
-	return append(b, '"')
-}
-
-func csvNeedsQuotes(f string) bool {
-	if f == "" {
-		return false
-	}
-	if f == `\.` || strings.ContainsAny(f, ",\"\r\n") {
-		return true
-	}
-	r, _ := utf8.DecodeRuneInString(f)
-	return unicode.IsSpace(r)
+	return connector.AppendCSVRow(b, op, r)
 }
 
 // tableRow buffers a row of the first block, or streams it once the

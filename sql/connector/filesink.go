@@ -2,12 +2,10 @@ package connector
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"clink/sql/ops"
 	"clink/sql/types"
@@ -19,10 +17,11 @@ import (
 type FileSink struct {
 	f         *os.File
 	w         *bufio.Writer
-	csv       *csv.Writer
 	jsonl     bool
 	changelog bool
 	cols      []string
+	keys      [][]byte // JSON-encoded column names
+	line      []byte   // the row being encoded (reused)
 	err       error
 }
 
@@ -44,89 +43,70 @@ func CreateFileSink(t *Table, env Env, cols []string, changelog bool) (*FileSink
 // newFileEncoder returns a FileSink writing to w (no file to close); the
 // header, if the table asks for one, is written (buffered) at once.
 func newFileEncoder(t *Table, w io.Writer, cols []string, changelog bool) *FileSink {
-	s := &FileSink{w: bufio.NewWriter(w), jsonl: t.Connector == "jsonl", changelog: changelog, cols: cols}
-	if !s.jsonl {
-		s.csv = csv.NewWriter(s.w)
-		if h, _ := t.BoolOpt("header", false); h {
-			hdr := cols
-			if changelog {
-				hdr = append([]string{"op"}, cols...)
-			}
-			s.err = s.csv.Write(hdr)
+	s := &FileSink{w: bufio.NewWriterSize(w, 64<<10), jsonl: t.Connector == "jsonl", changelog: changelog, cols: cols}
+	for _, c := range cols {
+		k, _ := json.Marshal(c)
+		s.keys = append(s.keys, k)
+	}
+	if h, _ := t.BoolOpt("header", false); h && !s.jsonl {
+		hdr := make(types.Row, len(cols))
+		for i, c := range cols {
+			hdr[i] = types.NewVarchar(c)
 		}
+		op := ""
+		if changelog {
+			op = "op"
+		}
+		_, s.err = s.w.Write(AppendCSVRow(nil, op, hdr))
 	}
 	return s
 }
 
-// Write appends one change.
+// Write appends one change, encoded into a reused buffer.
 func (s *FileSink) Write(ch ops.Change) {
 	if s.err != nil {
 		return
 	}
+	op := ""
+	if s.changelog {
+		op = ch.Kind.String()
+	}
 	if s.jsonl {
-		s.err = s.writeJSON(ch)
-		return
+		s.line = s.appendJSON(s.line[:0], op, ch.Row)
+	} else {
+		s.line = AppendCSVRow(s.line[:0], op, ch.Row)
 	}
-	rec := make([]string, 0, len(ch.Row)+1)
-	if s.changelog {
-		rec = append(rec, ch.Kind.String())
-	}
-	for _, v := range ch.Row {
-		if v.IsNull() {
-			rec = append(rec, "")
-		} else {
-			rec = append(rec, v.String())
-		}
-	}
-	s.err = s.csv.Write(rec)
+	_, s.err = s.w.Write(s.line)
 }
 
-func (s *FileSink) writeJSON(ch ops.Change) error {
-	var b strings.Builder
-	b.WriteByte('{')
-	if s.changelog {
-		fmt.Fprintf(&b, `"op":%q`, ch.Kind.String())
+func (s *FileSink) appendJSON(b []byte, op string, r types.Row) []byte {
+	b = append(b, '{')
+	if op != "" {
+		b = append(b, `"op":"`...)
+		b = append(b, op...)
+		b = append(b, '"')
 	}
-	for i, v := range ch.Row {
-		if i > 0 || s.changelog {
-			b.WriteByte(',')
+	for i, v := range r {
+		if i > 0 || op != "" {
+			b = append(b, ',')
 		}
-		k, _ := json.Marshal(s.cols[i])
-		b.Write(k)
-		b.WriteByte(':')
-		b.WriteString(jsonValue(v))
+		b = append(b, s.keys[i]...)
+		b = append(b, ':')
+		b = AppendJSONValue(b, v)
 	}
-	b.WriteString("}\n")
-	_, err := s.w.WriteString(b.String())
-	return err
+	return append(b, "}\n"...)
 }
 
-func jsonValue(v types.Value) string {
-	switch v.Kind() {
-	case types.KindNull:
-		return "null"
-	case types.KindBool, types.KindInt, types.KindBigInt, types.KindDecimal:
-		return v.String()
-	case types.KindDouble:
-		f := v.Float()
-		if f != f || f > 1e308 || f < -1e308 {
-			b, _ := json.Marshal(v.String())
-			return string(b)
-		}
-		return v.String()
+// flush writes out what the encoder buffers, returning the first error.
+func (s *FileSink) flush() error {
+	if err := s.w.Flush(); s.err == nil {
+		s.err = err
 	}
-	b, _ := json.Marshal(v.String())
-	return string(b)
+	return s.err
 }
 
 // Close flushes and closes the file, returning the first write error.
 func (s *FileSink) Close() error {
-	if s.csv != nil {
-		s.csv.Flush()
-		if s.err == nil {
-			s.err = s.csv.Error()
-		}
-	}
 	if err := s.w.Flush(); s.err == nil {
 		s.err = err
 	}

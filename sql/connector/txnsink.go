@@ -24,9 +24,10 @@ const keepEntries = 256
 // TxnFileSink writes a query's changes to a CSV or JSONL file exactly once
 // across crashes, in two phases:
 //
-//  1. at each checkpoint's barrier (before the checkpoint commits) the
-//     changes since the previous barrier are written and fsync'd to
-//     PATH.clink-staging/<checkpoint>.part;
+//  1. the changes since the previous barrier stream (buffered) into a
+//     temporary file in PATH.clink-staging; at each checkpoint's barrier
+//     (before the checkpoint commits) it is fsync'd and renamed
+//     <checkpoint>.part, so memory never holds more than a buffer;
 //  2. when the checkpoint completes, every staged part up to it is appended
 //     to PATH in order, PATH is fsync'd, and the marker PATH.clink-commit
 //     (atomically replaced) records the checkpoint and PATH's length.
@@ -36,17 +37,67 @@ const keepEntries = 256
 // to C and drops the rest, so PATH never holds a change twice or misses
 // one. A fresh run leaves PATH untouched until its first publish.
 type TxnFileSink struct {
-	mu      sync.Mutex
-	path    string
-	stage   string
-	enc     *FileSink
-	buf     bytes.Buffer
-	header  []byte
-	mark    commitMarker
-	fresh   bool
-	pending bytes.Buffer
-	staged  []state.CheckpointID
-	err     error
+	mu     sync.Mutex
+	path   string
+	stage  string
+	enc    *FileSink
+	out    *partWriter
+	header []byte
+	mark   commitMarker
+	fresh  bool
+	staged []state.CheckpointID
+	err    error
+}
+
+// partWriter is what the encoder writes to: the header into a buffer at
+// first, then the temporary part file of the changes since the last
+// barrier, created by the first write after it.
+type partWriter struct {
+	dir     string
+	capture *bytes.Buffer
+	f       *os.File
+}
+
+func (p *partWriter) Write(b []byte) (int, error) {
+	if p.capture != nil {
+		return p.capture.Write(b)
+	}
+	if p.f == nil {
+		f, err := os.CreateTemp(p.dir, ".tmp-*")
+		if err != nil {
+			return 0, fmt.Errorf("staging: %w", err)
+		}
+		p.f = f
+	}
+	return p.f.Write(b)
+}
+
+// seal makes the part written so far durable as path (an empty part when
+// nothing was written) and starts the next one.
+func (p *partWriter) seal(path string) error {
+	if p.f == nil {
+		return writeDurable(path, nil)
+	}
+	f := p.f
+	p.f = nil
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// discard drops the unsealed part (a crash would have lost it too).
+func (p *partWriter) discard() {
+	if p.f != nil {
+		p.f.Close()
+		os.Remove(p.f.Name())
+		p.f = nil
+	}
 }
 
 // commitMarker is PATH.clink-commit: which run owns the file and the
@@ -73,8 +124,12 @@ func OpenTxnFileSink(t *Table, env Env, cols []string, changelog bool, run strin
 	}
 	s := &TxnFileSink{path: env.Path(p)}
 	s.stage = s.path + ".clink-staging"
-	s.enc = newFileEncoder(t, &s.buf, cols, changelog)
-	s.header = s.flushEnc()
+	s.out = &partWriter{dir: s.stage, capture: &bytes.Buffer{}}
+	s.enc = newFileEncoder(t, s.out, cols, changelog)
+	if err := s.enc.flush(); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	s.header, s.out.capture = s.out.capture.Bytes(), nil
 	if err := os.MkdirAll(s.stage, 0o755); err != nil {
 		return nil, fmt.Errorf("table %s: staging: %w", t.Name, err)
 	}
@@ -101,17 +156,14 @@ func (s *TxnFileSink) Write(ch ops.Change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.enc.Write(ch)
-	s.pending.Write(s.flushEnc())
 }
 
-func (s *TxnFileSink) flushEnc() []byte {
-	if s.enc.csv != nil {
-		s.enc.csv.Flush()
+// sealPart flushes the encoder and seals the part as checkpoint id's.
+func (s *TxnFileSink) sealPart(id state.CheckpointID) error {
+	if err := s.enc.flush(); err != nil {
+		return err
 	}
-	_ = s.enc.w.Flush()
-	out := append([]byte(nil), s.buf.Bytes()...)
-	s.buf.Reset()
-	return out
+	return s.out.seal(s.partPath(id))
 }
 
 // Barrier stages the changes since the previous barrier as checkpoint
@@ -122,11 +174,10 @@ func (s *TxnFileSink) Barrier(id state.CheckpointID) {
 	if s.err != nil {
 		return
 	}
-	if err := writeDurable(s.partPath(id), s.pending.Bytes()); err != nil {
+	if err := s.sealPart(id); err != nil {
 		s.err = fmt.Errorf("stage checkpoint %d: %w", id, err)
 		return
 	}
-	s.pending.Reset()
 	s.staged = append(s.staged, id)
 }
 
@@ -165,10 +216,9 @@ func (s *TxnFileSink) Finish() error {
 		last = max(last, s.staged[len(s.staged)-1])
 	}
 	last++
-	if err := writeDurable(s.partPath(last), s.pending.Bytes()); err != nil {
+	if err := s.sealPart(last); err != nil {
 		return fmt.Errorf("stage the final output: %w", err)
 	}
-	s.pending.Reset()
 	if err := s.publish(append(s.staged, last), last, true); err != nil {
 		return err
 	}
@@ -200,11 +250,7 @@ func (s *TxnFileSink) publish(parts []state.CheckpointID, id state.CheckpointID,
 		s.fresh = false
 	}
 	for _, p := range parts {
-		data, err := os.ReadFile(s.partPath(p))
-		if err != nil {
-			return fmt.Errorf("publish checkpoint %d: %w", p, err)
-		}
-		if _, err := f.Write(data); err != nil {
+		if err := appendFile(f, s.partPath(p)); err != nil {
 			return fmt.Errorf("publish checkpoint %d: %w", p, err)
 		}
 	}
@@ -318,11 +364,36 @@ func (s *TxnFileSink) listStaged() ([]state.CheckpointID, error) {
 	return out, nil
 }
 
-// dropStaged removes staged parts newer than keep (every part for 0).
+// appendFile copies the file at path to the end of f, streaming.
+func appendFile(f *os.File, path string) error {
+	part, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer part.Close()
+	_, err = io.Copy(f, part)
+	return err
+}
+
+// Close drops an unsealed part (a query that stopped without finishing).
+func (s *TxnFileSink) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.discard()
+}
+
+// dropStaged removes staged parts newer than keep (every part for 0) and,
+// for 0, the temporary parts a crash left behind.
 func (s *TxnFileSink) dropStaged(keep state.CheckpointID) error {
 	parts, err := s.listStaged()
 	if err != nil {
 		return err
+	}
+	if keep == 0 {
+		tmps, _ := filepath.Glob(filepath.Join(s.stage, ".tmp-*"))
+		for _, t := range tmps {
+			_ = os.Remove(t)
+		}
 	}
 	for _, p := range parts {
 		if p > keep {
@@ -352,6 +423,11 @@ func writeDurable(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
+	return syncDir(dir)
+}
+
+// syncDir fsyncs a directory, making a rename in it durable.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -154,6 +154,7 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 		h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
 		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { txn.Barrier(id) }
 		h.onCommit = txn.Committed
+		h.onClose = append(h.onClose, func() error { txn.Close(); return nil })
 		return nil
 	}
 	h, err := s.startWith(ctx, st.Query, "", startOpts{resume: s.cfg.Resume, setup: setup})

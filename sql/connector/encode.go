@@ -1,0 +1,81 @@
+package connector
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"clink/sql/types"
+)
+
+// AppendJSONValue appends v as a JSON value without allocating: NULL as null,
+// numbers as numbers (non-finite doubles as strings), the rest as strings
+// escaped as encoding/json does.
+func AppendJSONValue(b []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return append(b, "null"...)
+	case types.KindBool, types.KindInt, types.KindBigInt, types.KindDecimal:
+		return v.AppendText(b)
+	case types.KindDouble:
+		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return v.AppendText(b)
+		}
+	}
+	start := len(b)
+	b = append(b, '"')
+	b = v.AppendText(b)
+	for _, c := range b[start+1:] {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(string(b[start+1:]))
+			return append(b[:start], q...)
+		}
+	}
+	return append(b, '"')
+}
+
+// AppendCSVField appends f, quoted exactly when encoding/csv's Writer
+// would quote it.
+func AppendCSVField(b []byte, f string) []byte {
+	if !csvNeedsQuotes(f) {
+		return append(b, f...)
+	}
+	b = append(b, '"')
+	b = append(b, strings.ReplaceAll(f, `"`, `""`)...)
+	return append(b, '"')
+}
+
+func csvNeedsQuotes(f string) bool {
+	if f == "" {
+		return false
+	}
+	if f == `\.` || strings.ContainsAny(f, ",\"\r\n") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(f)
+	return unicode.IsSpace(r)
+}
+
+// AppendCSVRow appends r as one CSV line (NULL as an empty field), with
+// op first when it is not empty.
+func AppendCSVRow(b []byte, op string, r types.Row) []byte {
+	if op != "" {
+		b = append(b, op...)
+		b = append(b, ',')
+	}
+	for i, v := range r {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch v.Kind() {
+		case types.KindNull:
+		case types.KindVarchar:
+			b = AppendCSVField(b, v.Str())
+		default:
+			b = v.AppendText(b)
+		}
+	}
+	return append(b, '\n')
+}
