@@ -151,7 +151,11 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 			return errComplete
 		}
 		h.sink.Discard = true
-		h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
+		if sameLayout(h.Columns, t, cols) {
+			h.sink.Tee = txn.Write
+		} else {
+			h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
+		}
 		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { txn.Barrier(id) }
 		h.onCommit = txn.Committed
 		h.onClose = append(h.onClose, func() error { txn.Close(); return nil })
@@ -175,6 +179,20 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 		return message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName()), nil
 	}
 	return message("wrote %d changes to %s", h.sink.Len(), t.Name), nil
+}
+
+// sameLayout reports whether the query's rows are already the table's
+// rows: every column in place and of the table's type (no cast needed).
+func sameLayout(qcols []expr.Column, t *connector.Table, cols []int) bool {
+	if len(cols) != len(t.Columns) {
+		return false
+	}
+	for i, c := range cols {
+		if c != i || qcols[i].Type != t.Columns[c].Type {
+			return false
+		}
+	}
+	return true
 }
 
 // castChange lays a result row out as a table row.
