@@ -302,6 +302,29 @@ func TestGetAsyncHitAllocatesNothing(t *testing.T) {
 	}
 }
 
+// The engine's hot path, GetHot then Put of the same key, allocates nothing
+// once the key owns its buffer, also with a bounded hot tier that evicts.
+func TestHotReadModifyWriteAllocatesNothing(t *testing.T) {
+	sb := newSimBackend(t, mempool.New(), 4096, nil)
+	co := state.NewCoalescingBackend(sb.b)
+	for i := range 100 {
+		mustPut(t, sb.b, 1, fmt.Sprintf("k%03d", i), "v")
+	}
+	key, val := []byte("k099"), []byte("value")
+	mustPut(t, sb.b, 1, "k099", "value")
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, ok := co.GetHot(1, key); !ok {
+			t.Fatal("not hot")
+		}
+		if err := sb.b.Put(1, key, val); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("hot read-modify-write allocates %.1f times", allocs)
+	}
+}
+
 func TestGetManyAsyncOneBatch(t *testing.T) {
 	pool := seedPool(t, 100, 0)
 	sb := newSimBackend(t, pool, 0, nil)
