@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 )
 
 // e2eRSSHot is the per-backend hot budget of the bounded-memory figure.
@@ -17,6 +18,7 @@ const e2eRSSGoal = 200e6
 type childPeak struct {
 	bytes int64
 	late  bool
+	wall  time.Duration
 }
 
 // note marks a figure whose peaks include a killed run.
@@ -47,7 +49,7 @@ func (r *e2eRun) peakRSS(ctx context.Context) error {
 		}
 		var p childPeak
 		rss, d, late, rerr := childRSS(ctx, r.e.Binary, r.dir, groupByScript(in), r.out("rss.txt"), limit, args...)
-		p, err = childPeak{rss, late}, rerr
+		p, err = childPeak{rss, late, d}, rerr
 		r.e.logf("child clink run %v over %d rows: peak RSS %.1f MB in %.1fs (killed at the cap: %v)",
 			args, in.rows, float64(rss)/1e6, d.Seconds(), late)
 		return p
@@ -75,6 +77,8 @@ func (r *e2eRun) reportRSS(memQ, memN, fileN, clogQ, clogN childPeak) {
 	e.info("groupby peak RSS memory:// at N", float64(memN.bytes), UnitBytes, lateNote(fmt.Sprintf("%s; %d rows", child, n), memN))
 	e.atMost("groupby peak RSS 4N/N", ratio(memN, memQ), UnitRatio, 1.2,
 		lateNote(fmt.Sprintf("memory://, %d rows vs %d rows, %d keys", n, r.quarter.rows, r.main.distinct), memN, memQ))
+	e.info("groupby child time 4N/N", memN.wall.Seconds()/max(memQ.wall.Seconds(), 1e-9), UnitRatio,
+		lateNote("the same growth from the two child runs above (one run each, process start included)", memN, memQ))
 	e.atMost("groupby peak RSS memory:// / state bytes", ratio(memN, childPeak{bytes: r.stateBytes}), UnitRatio, 2.0,
 		lateNote(fmt.Sprintf("state %d bytes (key + value of every entry, as memory:// accounts it)", r.stateBytes), memN))
 	e.atMost("groupby peak RSS disagg-file 32MiB hot", float64(fileN.bytes), UnitBytes, e2eRSSGoal,

@@ -23,7 +23,7 @@ var e2eFigures = []string{
 }
 
 var e2eRSSFigures = []string{
-	"groupby peak RSS 4N/N", "groupby peak RSS memory:// / state bytes", "groupby peak RSS disagg-file 32MiB hot",
+	"groupby peak RSS 4N/N", "groupby child time 4N/N", "groupby peak RSS memory:// / state bytes", "groupby peak RSS disagg-file 32MiB hot",
 	"changelog peak RSS 4N/N",
 }
 
