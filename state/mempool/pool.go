@@ -54,16 +54,28 @@ type value struct {
 	val []byte
 }
 
-// Pool is an in-memory RemotePool. It keeps every committed delta, so it
-// can restore any checkpoint by replaying its chain of parents, and serves
-// reads from a materialised map of the current head. Safe for concurrent
-// use.
+// DefaultRetain is how many of the newest checkpoints of the head's chain
+// a pool the state URI factory builds keeps restorable (NewRetaining).
+const DefaultRetain = 32
+
+// Pool is an in-memory RemotePool. It keeps the committed deltas of the
+// newest retained checkpoints (all of them by default), so it can restore
+// any of those by replaying its chain of parents from a materialised base,
+// and serves reads from a materialised map of the current head. Safe for
+// concurrent use.
 type Pool struct {
 	mu     sync.RWMutex
 	ckpts  map[state.CheckpointID]*state.Delta
 	head   state.CheckpointID
 	served map[string]value
 	closed bool
+	// retain bounds the deltas kept on the head's chain (0: all). Older
+	// ones are folded into base, the state as of checkpoint baseID, whose
+	// recorded hot keys are baseHot.
+	retain  int
+	base    map[string]value
+	baseID  state.CheckpointID
+	baseHot []state.Key
 
 	fmu         sync.Mutex
 	failReads   int
@@ -80,9 +92,20 @@ var _ interface {
 	Faults
 } = (*Pool)(nil)
 
-// New returns an empty pool (head 0).
+// New returns an empty pool (head 0) that keeps every checkpoint
+// restorable.
 func New() *Pool {
-	return &Pool{ckpts: map[state.CheckpointID]*state.Delta{}, served: map[string]value{}}
+	return &Pool{ckpts: map[state.CheckpointID]*state.Delta{}, served: map[string]value{}, base: map[string]value{}}
+}
+
+// NewRetaining returns an empty pool that keeps the newest retain
+// checkpoints of its head's chain restorable (retain <= 0: all). A
+// long-running job's pool then holds its state twice (the head and the
+// base) plus retain deltas, instead of every delta it ever committed.
+func NewRetaining(retain int) *Pool {
+	p := New()
+	p.retain = max(retain, 0)
+	return p
 }
 
 func compose(k state.Key) string {
@@ -169,8 +192,9 @@ func (p *Pool) Commit(ctx context.Context, d *state.Delta) error {
 		return fmt.Errorf("commit checkpoint %d: already committed", d.ID)
 	}
 	p.ckpts[d.ID] = d
-	p.apply(d)
+	apply(p.served, d)
 	p.head = d.ID
+	p.fold()
 	p.fmu.Lock()
 	p.stats.Commits++
 	p.stats.CommittedKeys += int64(len(d.Entries))
@@ -200,27 +224,56 @@ func (p *Pool) commitFault() error {
 // checkpoint on an abandoned branch (newer than a restored head) may be
 // committed again under the same id.
 func (p *Pool) onChain(id state.CheckpointID) bool {
-	for c := p.head; c != 0; c = p.ckpts[c].Parent {
+	for c := p.head; c != 0 && c != p.baseID; c = p.ckpts[c].Parent {
 		if c == id {
 			return true
 		}
 	}
-	return false
+	return id != 0 && id == p.baseID
 }
 
-func (p *Pool) apply(d *state.Delta) {
+func apply(m map[string]value, d *state.Delta) {
 	for _, e := range d.Entries {
 		k := compose(e.Key)
 		if e.Deleted {
-			delete(p.served, k)
+			delete(m, k)
 		} else {
-			p.served[k] = value{kg: e.KeyGroup, val: e.Value}
+			m[k] = value{kg: e.KeyGroup, val: e.Value}
+		}
+	}
+}
+
+// fold keeps at most retain deltas on the head's chain: the oldest ones
+// are applied to the base and dropped, with every delta of an abandoned
+// branch that forked before the new base (they can no longer be restored).
+func (p *Pool) fold() {
+	if p.retain <= 0 {
+		return
+	}
+	var chain []state.CheckpointID // head first, down to the base's child
+	for c := p.head; c != p.baseID && c != 0; c = p.ckpts[c].Parent {
+		chain = append(chain, c)
+	}
+	if len(chain) <= p.retain {
+		return
+	}
+	for i := len(chain) - 1; i >= p.retain; i-- {
+		d := p.ckpts[chain[i]]
+		apply(p.base, d)
+		p.baseID, p.baseHot = d.ID, d.HotKeys
+		delete(p.ckpts, d.ID)
+	}
+	for id := range p.ckpts {
+		if id <= p.baseID {
+			delete(p.ckpts, id)
 		}
 	}
 }
 
 // Restore makes id the head (0: empty) by replaying its chain of deltas.
 // Later commits must name id as their parent. Restoring the head is free.
+// On a retaining pool, restoring 0 after older checkpoints were folded
+// drops every checkpoint.
 func (p *Pool) Restore(ctx context.Context, id state.CheckpointID) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -230,24 +283,41 @@ func (p *Pool) Restore(ctx context.Context, id state.CheckpointID) error {
 	if id == p.head {
 		return nil
 	}
+	if id == 0 && p.baseID != 0 {
+		// Back to empty: what was folded into the base is gone for good.
+		p.base, p.baseID, p.baseHot = map[string]value{}, 0, nil
+		clear(p.ckpts)
+	}
 	var chain []*state.Delta
-	for c := id; c != 0; {
+	for c := id; c != p.baseID; {
 		d, ok := p.ckpts[c]
 		if !ok {
-			return fmt.Errorf("restore checkpoint %d: missing checkpoint %d: %w", id, c, state.ErrNoCheckpoint)
+			return fmt.Errorf("restore checkpoint %d: missing checkpoint %d: %w", id, c, p.noCheckpoint())
 		}
 		chain = append(chain, d)
 		c = d.Parent
 	}
-	p.served = map[string]value{}
+	p.served = make(map[string]value, len(p.base))
+	for k, v := range p.base {
+		p.served[k] = v
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		p.apply(chain[i])
+		apply(p.served, chain[i])
 	}
 	p.head = id
 	p.fmu.Lock()
 	p.stats.Restores++
 	p.fmu.Unlock()
 	return nil
+}
+
+// noCheckpoint is ErrNoCheckpoint, naming the oldest restorable
+// checkpoint once older ones were folded away.
+func (p *Pool) noCheckpoint() error {
+	if p.baseID == 0 {
+		return state.ErrNoCheckpoint
+	}
+	return fmt.Errorf("%w (this pool keeps the newest %d; the oldest restorable is %d)", state.ErrNoCheckpoint, p.retain, p.baseID)
 }
 
 // Latest returns the head checkpoint.
@@ -261,9 +331,12 @@ func (p *Pool) Latest(context.Context) (state.CheckpointID, error) {
 func (p *Pool) HotKeys(_ context.Context, id state.CheckpointID) ([]state.Key, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	if id != 0 && id == p.baseID {
+		return p.baseHot, nil
+	}
 	d, ok := p.ckpts[id]
 	if !ok {
-		return nil, fmt.Errorf("hot keys of checkpoint %d: %w", id, state.ErrNoCheckpoint)
+		return nil, fmt.Errorf("hot keys of checkpoint %d: %w", id, p.noCheckpoint())
 	}
 	return d.HotKeys, nil
 }

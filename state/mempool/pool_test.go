@@ -3,6 +3,8 @@ package mempool
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -163,4 +165,89 @@ func TestLatencyCancelAndClose(t *testing.T) {
 		t.Fatalf("read pending at close = %v", err)
 	}
 	sim.AdvanceTo(async.SimEpoch.Add(2 * time.Second)) // the timers were stopped
+}
+
+// A retaining pool keeps only the newest checkpoints' deltas: each of those
+// restores to its model state (also after a restore and a new branch), an
+// older one is refused with ErrNoCheckpoint, and no delta outside the
+// window stays in memory.
+func TestRetainingPool(t *testing.T) {
+	ctx := context.Background()
+	const retain = 4
+	p := NewRetaining(retain)
+	models := map[state.CheckpointID]map[string]string{0: {}}
+	commit := func(id, parent state.CheckpointID) {
+		t.Helper()
+		m := maps.Clone(models[parent])
+		d := &state.Delta{ID: id, Parent: parent, HotKeys: []state.Key{{Op: 1, Key: fmt.Appendf(nil, "hot%d", id)}}}
+		for i := range 5 {
+			k := fmt.Sprintf("k%d", (int(id)*3+i)%11)
+			if i == 4 {
+				d.Entries = append(d.Entries, state.Entry{Key: state.Key{Op: 1, Key: []byte(k)}, Deleted: true})
+				delete(m, k)
+				continue
+			}
+			v := fmt.Sprintf("v%d-%d", id, i)
+			d.Entries = append(d.Entries, state.Entry{Key: state.Key{Op: 1, Key: []byte(k)}, Value: []byte(v)})
+			m[k] = v
+		}
+		if err := p.Commit(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		models[id] = m
+	}
+	check := func(id state.CheckpointID) {
+		t.Helper()
+		if err := p.Restore(ctx, id); err != nil {
+			t.Fatalf("restore %d: %v", id, err)
+		}
+		for i := range 11 {
+			k := fmt.Sprintf("k%d", i)
+			got, err := p.GetMany(ctx, []state.Key{{Op: 1, Key: []byte(k)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := models[id][k]
+			if got[0].Found != ok || string(got[0].Value) != want {
+				t.Fatalf("checkpoint %d key %s: %+v, want %q %v", id, k, got[0], want, ok)
+			}
+		}
+		if hk, err := p.HotKeys(ctx, id); err != nil || len(hk) != 1 || string(hk[0].Key) != fmt.Sprintf("hot%d", id) {
+			t.Fatalf("hot keys of %d: %v %v", id, hk, err)
+		}
+	}
+	for id := state.CheckpointID(1); id <= 20; id++ {
+		commit(id, id-1)
+	}
+	if n := len(p.ckpts); n != retain {
+		t.Fatalf("%d deltas kept, want %d", n, retain)
+	}
+	for id := state.CheckpointID(16); id <= 20; id++ {
+		check(id) // 16 is the base, 17..20 the kept deltas
+	}
+	if err := p.Restore(ctx, 15); !errors.Is(err, state.ErrNoCheckpoint) {
+		t.Fatalf("restore of a folded checkpoint: %v", err)
+	}
+	check(18)
+	for id := state.CheckpointID(21); id <= 26; id++ { // a new branch from 18
+		parent := id - 1
+		if id == 21 {
+			parent = 18
+		}
+		commit(id, parent)
+	}
+	if n := len(p.ckpts); n > retain {
+		t.Fatalf("%d deltas kept after a branch, want at most %d", n, retain)
+	}
+	for id := state.CheckpointID(22); id <= 26; id++ {
+		check(id)
+	}
+	if err := p.Restore(ctx, 19); !errors.Is(err, state.ErrNoCheckpoint) {
+		t.Fatalf("restore of the abandoned branch: %v", err)
+	}
+	if err := p.Restore(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	commit(1, 0)
+	check(1)
 }

@@ -122,9 +122,9 @@ func Open(uri string, opts Options) (*Factory, error) {
 	f := &Factory{uri: uri, cfg: cfg, opts: opts}
 	switch cfg.Scheme {
 	case Memory:
-		f.pool = mempool.New()
+		f.pool = mempool.NewRetaining(mempool.DefaultRetain)
 	case DisaggLocal:
-		p := mempool.New()
+		p := mempool.NewRetaining(mempool.DefaultRetain)
 		f.pool = p
 		if cfg.Latency != nil && cfg.Latency.String() != "0s" {
 			f.pool = mempool.WithLatency(p, cfg.Latency, opts.Clock, opts.Seed)
