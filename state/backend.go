@@ -117,6 +117,11 @@ func MergeCaptures(caps ...*Capture) (*Delta, error) {
 	}
 	first := caps[0].Delta
 	out := &Delta{ID: first.ID, Parent: first.Parent}
+	n, h := 0, 0
+	for _, c := range caps {
+		n, h = n+len(c.Delta.Entries), h+len(c.Delta.HotKeys)
+	}
+	out.Entries, out.HotKeys = make([]Entry, 0, n), make([]Key, 0, h)
 	for i, c := range caps {
 		d := c.Delta
 		if d.ID != first.ID || d.Parent != first.Parent {

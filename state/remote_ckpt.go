@@ -41,11 +41,24 @@ func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
 	}
 	d := &Delta{ID: id, Parent: b.lastCaptured}
 	c := &Capture{Delta: d, owner: b, gen: b.gen}
+	// One allocation each for the entries, the pins and the key bytes.
+	n, keyBytes := 0, 0
+	for _, e := range b.hot.dirtyList {
+		if e.valid && e.dirty && !e.detached {
+			n++
+			keyBytes += len(e.k) - 4
+		}
+	}
+	d.Entries = make([]Entry, 0, n)
+	c.pins = make([]*entry, 0, n)
+	keys := make([]byte, 0, keyBytes)
 	for _, e := range b.hot.dirtyList {
 		if !e.valid || !e.dirty || e.detached {
 			continue
 		}
-		k := splitKey(e.k)
+		start := len(keys)
+		keys = append(keys, e.k[4:]...)
+		k := Key{Op: OpID(binary.BigEndian.Uint32([]byte(e.k[:4]))), Key: keys[start:len(keys):len(keys)]}
 		d.Entries = append(d.Entries, Entry{Key: k, KeyGroup: b.opts.keyGroup(k.Key), Value: e.val, Deleted: e.deleted})
 		b.hot.setDirty(e, false)
 		e.owned = false // the capture, then the pool, share this buffer

@@ -3,6 +3,7 @@ package objpool
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,13 +118,22 @@ func (p *Pool) writeCheckpoint(ctx context.Context, d *state.Delta, parent *mani
 }
 
 // groupEntries splits entries per partition, sorted by key; the last entry
-// for a key wins.
+// for a key wins. Values alias the delta's (immutable until the commit is
+// acknowledged); internal keys share one buffer.
 func groupEntries(entries []state.Entry, parts int) map[int][]record {
 	groups := map[int][]record{}
+	n := 0
 	for _, e := range entries {
-		r := record{ik: ikey(e.Key), deleted: e.Deleted, keyGroup: max(e.KeyGroup, 0)}
+		n += 4 + len(e.Key.Key)
+	}
+	iks := make([]byte, 0, n)
+	for _, e := range entries {
+		start := len(iks)
+		iks = binary.BigEndian.AppendUint32(iks, uint32(e.Key.Op))
+		iks = append(iks, e.Key.Key...)
+		r := record{ik: iks[start:len(iks):len(iks)], deleted: e.Deleted, keyGroup: max(e.KeyGroup, 0)}
 		if !e.Deleted {
-			r.value = append([]byte{}, e.Value...)
+			r.value = e.Value
 		}
 		part := partOf(r.ik, parts)
 		groups[part] = append(groups[part], r)
@@ -164,6 +174,12 @@ func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, rec
 	ref.Key = key
 	if err := p.putUnique(ctx, key, data); err != nil {
 		return nil, fmt.Errorf("write run: %w", err)
+	}
+	// Every later read of this partition consults the new run's index
+	// (range and Bloom filter): cache it now rather than read it back. A
+	// copy, so the cache does not pin the whole encoded run.
+	if x, err := parseIndex(bytes.Clone(data[ref.IndexOff : ref.IndexOff+ref.IndexLen])); err == nil {
+		p.meta.put(indexCacheKey(key), x, x.size())
 	}
 	return append([]RunRef{ref}, chain...), nil
 }

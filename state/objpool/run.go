@@ -99,7 +99,12 @@ func (x *runIndex) size() int64 {
 // encodeRun writes sorted, de-duplicated records as a run object in
 // format 2: every block ends in its records' offsets (appendTrailer).
 func encodeRun(recs []record, blockSize int) ([]byte, RunRef) {
-	var buf, idx []byte
+	var idx []byte
+	size := 64 + len(recs)*12/10 // Bloom filter, footer
+	for _, r := range recs {
+		size += len(r.ik) + len(r.value) + 16 // framing, trailer offset
+	}
+	buf := make([]byte, 0, size)
 	var nblocks uint64
 	blockStart := -1
 	var first []byte
