@@ -88,6 +88,11 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	if a.cfg.MiniBatch {
 		a.batch = newMiniBatch()
 	}
+	defer func() {
+		if a.batch != nil {
+			a.batch.local = !a.split && !a.global()
+		}
+	}()
 	for i, s := range a.cfg.Aggs {
 		extreme := s.Kind == expr.AggMin || s.Kind == expr.AggMax
 		a.accs[i] = s.NewAccumulator()
@@ -149,15 +154,20 @@ func (a *Aggregate) OnWatermark(int64) error {
 	if err := a.ensureInit(); err != nil {
 		return err
 	}
-	a.flushBatch()
-	return nil
+	return a.flushBatch()
 }
 
-// flushBatch emits the mini-batch's folded changes.
-func (a *Aggregate) flushBatch() {
-	if a.batch != nil {
+// flushBatch emits the mini-batch's folded changes (and, for a local
+// batch, writes its groups' state first).
+func (a *Aggregate) flushBatch() error {
+	switch {
+	case a.batch == nil:
+	case a.batch.local:
+		return a.flushLocal()
+	default:
 		a.batch.flush(a.ctx.Output)
 	}
+	return nil
 }
 
 // Close releases nothing.
@@ -271,7 +281,17 @@ func (a *Aggregate) storeRec(r *aggRec, n int64) error {
 	if n <= 0 && !a.global() {
 		return a.put(r.key, nil)
 	}
-	val := binary.AppendVarint(a.val[:0], n)
+	var err error
+	if a.val, err = a.appendGroupEntry(a.val[:0], r, n); err != nil { // the backend copies what it keeps
+		return err
+	}
+	return a.put(r.key, a.val)
+}
+
+// appendGroupEntry appends the group entry of n rows (the count, then each
+// aggregate's length-prefixed part) to val.
+func (a *Aggregate) appendGroupEntry(val []byte, r *aggRec, n int64) ([]byte, error) {
+	val = binary.AppendVarint(val, n)
 	for i, acc := range a.gaccs {
 		// Each part is length-prefixed: append it after a one-byte length
 		// and widen the prefix when it needs more.
@@ -281,12 +301,11 @@ func (a *Aggregate) storeRec(r *aggRec, n int64) error {
 		if acc == nil {
 			val = r.trees[i].appendRoot(val)
 		} else if val, err = appendAcc(val, acc); err != nil {
-			return fmt.Errorf("%s: %w", a.name, err)
+			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
 		val = fixLength(val, at)
 	}
-	a.val = val // the backend copies what it keeps
-	return a.put(r.key, val)
+	return val, nil
 }
 
 // resultRec renders the group's output row: group values, then aggregates.
@@ -319,6 +338,9 @@ func (a *Aggregate) resultInto(dst types.Row, r *aggRec) (types.Row, error) {
 }
 
 func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
+	if a.batch != nil && a.batch.local {
+		return a.updateLocal(ch, key, val, found)
+	}
 	n, parts, err := a.splitHead(val, found)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
@@ -340,6 +362,34 @@ func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, fou
 	return a.round(r, keys, reads)
 }
 
+// applyRec adds (or retracts) the record's values to the group's
+// accumulators and trees and returns the group's new row count.
+func (a *Aggregate) applyRec(r *aggRec) (int64, error) {
+	for i, s := range a.cfg.Aggs {
+		if !r.inc[i] {
+			continue
+		}
+		var err error
+		switch {
+		case a.modes[i] != modeInline:
+			if !r.vals[i].IsNull() {
+				err = a.applySplit(r, i)
+			}
+		case r.retract:
+			err = a.gaccs[i].Retract(r.vals[i])
+		default:
+			err = a.gaccs[i].Add(r.vals[i])
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %s: %w", a.name, s.Call.Name, err)
+		}
+	}
+	if r.retract {
+		return r.n - 1, nil
+	}
+	return r.n + 1, nil
+}
+
 // finish applies the record's change to its group, every entry it needs
 // read: it updates the accumulators, counts and trees, writes them and
 // emits the change of the group's row.
@@ -358,28 +408,9 @@ func (a *Aggregate) finish(r *aggRec) error {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
 	}
-	for i, s := range a.cfg.Aggs {
-		if !r.inc[i] {
-			continue
-		}
-		var err error
-		switch {
-		case a.modes[i] != modeInline:
-			if !r.vals[i].IsNull() {
-				err = a.applySplit(r, i)
-			}
-		case r.retract:
-			err = a.gaccs[i].Retract(r.vals[i])
-		default:
-			err = a.gaccs[i].Add(r.vals[i])
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", a.name, s.Call.Name, err)
-		}
-	}
-	n := r.n + 1
-	if r.retract {
-		n = r.n - 1
+	n, err := a.applyRec(r)
+	if err != nil {
+		return err
 	}
 	if err := a.storeRec(r, n); err != nil {
 		return err
@@ -406,7 +437,7 @@ func (a *Aggregate) finish(r *aggRec) error {
 func (a *Aggregate) emit(key []byte, old, cur types.Row) {
 	if a.batch != nil {
 		if a.batch.change(key, old, cur) {
-			a.flushBatch()
+			a.batch.flush(a.ctx.Output)
 		}
 		return
 	}

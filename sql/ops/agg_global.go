@@ -69,6 +69,5 @@ func (a *Aggregate) SnapshotState(state.CheckpointID) error {
 	if err := a.ensureInit(); err != nil {
 		return err
 	}
-	a.flushBatch() // the barrier follows every change its state holds
-	return nil
+	return a.flushBatch() // the barrier follows every change its state holds
 }

@@ -21,6 +21,9 @@ type miniBatch struct {
 	index   map[uint64]int32 // key hash -> first entry with it
 	entries []foldEntry
 	keys    []byte // every entry's key, back to back
+	// local: the batch also holds each group's state (agg_local.go), so a
+	// record of a pending group touches neither the backend nor a row.
+	local bool
 }
 
 // foldEntry is a key's row before the batch (nil: none) and now (nil:
@@ -30,6 +33,11 @@ type foldEntry struct {
 	before, after types.Row
 	keyAt, keyLen int32
 	next          int32
+	// A local batch's group state: its entry bytes, row count and an input
+	// row (for the group's values).
+	state []byte
+	n     int64
+	row   types.Row
 }
 
 func newMiniBatch() *miniBatch { return &miniBatch{index: map[uint64]int32{}} }
@@ -68,14 +76,38 @@ func (m *miniBatch) change(key []byte, old, cur types.Row) bool {
 		m.entries[i].after = cur
 		return false
 	}
+	m.add(key, h, foldEntry{before: old, after: cur})
+	return m.full()
+}
+
+// add appends e as key's entry (h: its hash) and returns its index.
+func (m *miniBatch) add(key []byte, h uint64, e foldEntry) int32 {
 	next, ok := m.index[h]
 	if !ok {
 		next = -1
 	}
-	m.index[h] = int32(len(m.entries))
-	m.entries = append(m.entries, foldEntry{before: old, after: cur, keyAt: int32(len(m.keys)), keyLen: int32(len(key)), next: next})
+	i := int32(len(m.entries))
+	m.index[h] = i
+	e.keyAt, e.keyLen, e.next = int32(len(m.keys)), int32(len(key)), next
+	m.entries = append(m.entries, e)
 	m.keys = append(m.keys, key...)
-	return len(m.entries) >= MiniBatchKeys
+	return i
+}
+
+// full reports whether the batch reached MiniBatchKeys keys.
+func (m *miniBatch) full() bool { return len(m.entries) >= MiniBatchKeys }
+
+// key is entry i's key.
+func (m *miniBatch) key(i int) []byte {
+	e := &m.entries[i]
+	return m.keys[e.keyAt : e.keyAt+e.keyLen]
+}
+
+// reset empties the batch, keeping its memory.
+func (m *miniBatch) reset() {
+	clear(m.index)
+	clear(m.entries)
+	m.entries, m.keys = m.entries[:0], m.keys[:0]
 }
 
 // flush emits each key's net change, in the order the keys first changed.
@@ -93,7 +125,5 @@ func (m *miniBatch) flush(out engine.Output[Change]) {
 			out.Emit(Change{Kind: UpdateAfter, Row: e.after})
 		}
 	}
-	clear(m.index)
-	clear(m.entries)
-	m.entries, m.keys = m.entries[:0], m.keys[:0]
+	m.reset()
 }

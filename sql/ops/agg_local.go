@@ -1,0 +1,123 @@
+package ops
+
+import (
+	"fmt"
+
+	"clink/sql/types"
+)
+
+// A local mini-batch (miniBatch.local: a GROUP BY whose aggregates all
+// live in the group entry) keeps each pending group's entry in the batch
+// itself, as Flink's mini-batch local aggregation does: the first record
+// of a group in a batch starts from the backend's entry, later ones
+// update the batch's copy, and the flush writes each group once and emits
+// its net change. A record of a pending group then costs one lookup in
+// the batch: no backend access, no output row.
+
+// updateLocal is update for a local mini-batch; val is the backend's
+// entry, which a pending group's batch copy supersedes.
+func (a *Aggregate) updateLocal(ch Change, key, val []byte, found bool) error {
+	i, h := a.batch.find(key)
+	if i >= 0 {
+		val, found = a.batch.entries[i].state, true
+	}
+	n, parts, err := a.splitHead(val, found)
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.name, err)
+	}
+	r := &a.rec
+	*r = aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts,
+		vals: r.vals, inc: r.inc, trees: r.trees}
+	if r.retract && n == 0 {
+		return nil // retraction of a row the group never saw
+	}
+	if _, _, err := a.prepare(r); err != nil {
+		return fmt.Errorf("%s: %w", a.name, err)
+	}
+	if err := a.loadRec(r); err != nil {
+		return fmt.Errorf("%s: %w", a.name, err)
+	}
+	if i < 0 {
+		var before types.Row
+		if n > 0 {
+			if before, err = a.resultRec(r); err != nil {
+				return fmt.Errorf("%s: %w", a.name, err)
+			}
+		}
+		i = a.batch.add(key, h, foldEntry{before: before, row: ch.Row})
+	}
+	if n, err = a.applyRec(r); err != nil {
+		return err
+	}
+	e := &a.batch.entries[i]
+	// r.parts alias e.state: loadRec has decoded them, so it can be reused.
+	if e.state, err = a.appendGroupEntry(e.state[:0], r, n); err != nil {
+		return err
+	}
+	e.n = n
+	if a.batch.full() {
+		return a.flushLocal()
+	}
+	return nil
+}
+
+// flushLocal writes every pending group's entry (deleting emptied groups)
+// and emits its change since the batch began, in the order the groups
+// first changed.
+func (a *Aggregate) flushLocal() error {
+	out := a.ctx.Output
+	for i := range a.batch.entries {
+		e := &a.batch.entries[i]
+		key := a.batch.key(i)
+		if e.n <= 0 {
+			if err := a.put(key, nil); err != nil {
+				return err
+			}
+			if e.before != nil {
+				out.Emit(Change{Kind: Delete, Row: e.before})
+			}
+			continue
+		}
+		if err := a.put(key, e.state); err != nil {
+			return err
+		}
+		cur, err := a.pendingRow(e)
+		if err != nil {
+			return err
+		}
+		a.emitNet(e.before, cur)
+	}
+	a.batch.reset()
+	return nil
+}
+
+// pendingRow renders a pending group's row from its batch entry.
+func (a *Aggregate) pendingRow(e *foldEntry) (types.Row, error) {
+	_, parts, err := a.splitHead(e.state, true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.name, err)
+	}
+	r := &a.rec
+	*r = aggRec{row: e.row, parts: parts, vals: r.vals, inc: r.inc, trees: r.trees}
+	if err := a.loadRec(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.name, err)
+	}
+	row, err := a.resultRec(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.name, err)
+	}
+	return row, nil
+}
+
+// emitNet emits a group's change from before (nil: new) to cur.
+func (a *Aggregate) emitNet(before, cur types.Row) {
+	out := a.ctx.Output
+	switch {
+	case before == nil:
+		out.Emit(Change{Kind: Insert, Row: cur})
+	case types.CompareRows(before, cur) == 0 && sameKinds(before, cur):
+	default:
+		out.Emit(Change{Kind: UpdateBefore, Row: before})
+		out.Emit(Change{Kind: UpdateAfter, Row: cur})
+	}
+}
