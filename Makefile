@@ -45,7 +45,8 @@ bench-quick: build
 
 # bench-e2e measures the user's path (`clink run` over generated CSV/JSONL
 # files to a file, vs plain Go, awk and OctoSQL; cost growth; peak RSS):
-# about 10 minutes; add --quick for about 2.
+# about 12 minutes on 2 cores today (per-figure budgets and caps bound
+# it); --quick is smaller.
 bench-e2e: build
 	./$(BIN) bench --out bench-out e2e
 
