@@ -90,7 +90,9 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	}
 	defer func() {
 		if a.batch != nil {
-			a.batch.local = !a.split && !a.global()
+			// Local only on the synchronous path: an async read issued
+			// before a flush would apply to the group's older entry.
+			a.batch.local = !a.split && !a.global() && a.async == nil
 		}
 	}()
 	for i, s := range a.cfg.Aggs {
@@ -128,6 +130,9 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 // Process is the synchronous path.
 func (a *Aggregate) Process(input int, ch Change) error {
 	a.inited = true // a first record emits its own +I
+	if done, err := a.processPending(input, ch); done {
+		return err
+	}
 	return a.process(input, ch)
 }
 

@@ -6,18 +6,43 @@ import (
 	"clink/sql/types"
 )
 
-// A local mini-batch (miniBatch.local: a GROUP BY whose aggregates all
-// live in the group entry) keeps each pending group's entry in the batch
+// A local mini-batch (miniBatch.local: a GROUP BY on the synchronous path
+// whose aggregates all live in the group entry) keeps each pending group's entry in the batch
 // itself, as Flink's mini-batch local aggregation does: the first record
 // of a group in a batch starts from the backend's entry, later ones
 // update the batch's copy, and the flush writes each group once and emits
 // its net change. A record of a pending group then costs one lookup in
 // the batch: no backend access, no output row.
 
+// processPending handles a record of a group pending in a local batch
+// without reading the backend (its entry is in the batch); false: the
+// record is not such a one and nothing changed.
+func (a *Aggregate) processPending(input int, ch Change) (bool, error) {
+	if a.batch == nil || !a.batch.local {
+		return false, nil
+	}
+	key, _, err := a.keys[input].Append(a.scratch[:0], ch.Row)
+	a.scratch = key
+	if err != nil {
+		return false, nil // the usual path reports it
+	}
+	i, h := a.batch.find(key)
+	if i < 0 {
+		return false, nil
+	}
+	return true, a.updateLocalAt(ch, key, i, h, nil, false)
+}
+
 // updateLocal is update for a local mini-batch; val is the backend's
 // entry, which a pending group's batch copy supersedes.
 func (a *Aggregate) updateLocal(ch Change, key, val []byte, found bool) error {
 	i, h := a.batch.find(key)
+	return a.updateLocalAt(ch, key, i, h, val, found)
+}
+
+// updateLocalAt is updateLocal with key's batch entry i (-1: none) and
+// hash h found.
+func (a *Aggregate) updateLocalAt(ch Change, key []byte, i int32, h uint64, val []byte, found bool) error {
 	if i >= 0 {
 		val, found = a.batch.entries[i].state, true
 	}
