@@ -21,7 +21,7 @@ type childPeak struct {
 	wall  time.Duration
 }
 
-// note marks a figure whose peaks include a killed run.
+// lateNote marks a figure whose peaks include a killed run.
 func lateNote(s string, ps ...childPeak) string {
 	for _, p := range ps {
 		if p.late {
