@@ -74,7 +74,7 @@ func (s *Shell) printTable(q *query) {
 	rows := q.h.Table()
 	if len(q.h.Plan.Order) == 0 {
 		rows = slices.Clone(rows)
-		slices.SortFunc(rows, types.CompareRows)
+		types.SortRows(rows)
 	}
 	io.WriteString(s.out, TableOf(q.h.Columns, rows))
 	if !q.h.Finished() && !q.crashed {

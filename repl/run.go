@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -172,7 +171,7 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 func finalRows(h *session.Handle) []types.Row {
 	rows := h.Table()
 	if len(h.Plan.Order) == 0 {
-		slices.SortFunc(rows, types.CompareRows)
+		types.SortRows(rows)
 	}
 	return rows
 }
