@@ -185,10 +185,14 @@ func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, rec
 }
 
 // mergeChain reads a partition's whole chain and overlays recs, dropping
-// tombstones: the result is a complete base run.
+// tombstones: the result is a complete base run. Every run is sorted, so
+// this is a k-way merge (newest source wins a key) without a map or a
+// per-record allocation.
 func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([]record, error) {
-	live := map[string]record{}
-	for i := len(chain) - 1; i >= 0; i-- {
+	sources := make([][]record, 0, len(chain)+1)
+	sources = append(sources, recs) // newest first: recs, then the chain
+	total := len(recs)
+	for i := range chain {
 		if err := p.acquire(ctx); err != nil {
 			return nil, err
 		}
@@ -201,27 +205,48 @@ func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([
 		if err != nil {
 			return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
 		}
+		var run []record
 		for _, b := range blocks {
 			brecs, err := b.records()
 			if err != nil {
 				return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
 			}
-			for _, r := range brecs {
-				live[string(r.ik)] = r
+			run = append(run, brecs...)
+		}
+		sources = append(sources, run)
+		total += len(run)
+	}
+	return mergeSorted(sources, total), nil
+}
+
+// mergeSorted merges sorted, de-duplicated sources (newest first) into
+// one sorted run: for a key in several sources the newest record wins, and
+// tombstones are dropped. total is a capacity hint.
+func mergeSorted(sources [][]record, total int) []record {
+	out := make([]record, 0, total)
+	for {
+		best := -1
+		for i, src := range sources {
+			if len(src) == 0 {
+				continue
+			}
+			if best < 0 || bytes.Compare(src[0].ik, sources[best][0].ik) < 0 {
+				best = i // ties keep the lower (newer) index
 			}
 		}
-	}
-	for _, r := range recs {
-		live[string(r.ik)] = r
-	}
-	out := make([]record, 0, len(live))
-	for _, r := range live {
+		if best < 0 {
+			return out
+		}
+		r := sources[best][0]
+		for i, src := range sources {
+			if len(src) > 0 && bytes.Equal(src[0].ik, r.ik) {
+				sources[i] = src[1:]
+			}
+		}
 		if !r.deleted {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b record) int { return bytes.Compare(a.ik, b.ik) })
-	return out, nil
 }
 
 // putUnique creates key. A key is unique to one writer's attempt, so if it

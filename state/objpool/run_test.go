@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -136,5 +137,29 @@ func TestRunCorruptInput(t *testing.T) {
 		_, _ = parseBlock(b[:rng.IntN(len(b))], 2)
 		_, _ = parseBlock(b[rng.IntN(len(b)):], 2)
 		_, _ = decodeKeys(b[:rng.IntN(len(b))])
+	}
+}
+
+// mergeSorted: the newest source wins a key, tombstones are dropped, the
+// output is sorted.
+func TestMergeSorted(t *testing.T) {
+	rec := func(k, v string) record {
+		r := record{ik: []byte(k), value: []byte(v)}
+		if v == "" {
+			r.deleted = true
+		}
+		return r
+	}
+	got := mergeSorted([][]record{
+		{rec("b", "new"), rec("d", "")},
+		{rec("a", "old"), rec("b", "old"), rec("c", "old"), rec("d", "old")},
+		{rec("c", "older"), rec("e", "older")},
+	}, 0)
+	var s []string
+	for _, r := range got {
+		s = append(s, string(r.ik)+"="+string(r.value))
+	}
+	if want := "a=old b=new c=old e=older"; strings.Join(s, " ") != want {
+		t.Fatalf("merged %q, want %q", strings.Join(s, " "), want)
 	}
 }
