@@ -14,9 +14,10 @@ import (
 // its net change. A record of a pending group then costs one lookup in
 // the batch: no backend access, no output row.
 
-// processPending handles a record of a group pending in a local batch
-// without reading the backend (its entry is in the batch); false: the
-// record is not such a one and nothing changed.
+// processPending is the synchronous path of a local batch: a record of a
+// pending group reads no backend (its entry is in the batch), a new group
+// reads its entry once; false (a key that does not encode) leaves the
+// record to the usual path, which reports it.
 func (a *Aggregate) processPending(input int, ch Change) (bool, error) {
 	if a.batch == nil || !a.batch.local {
 		return false, nil
@@ -27,10 +28,14 @@ func (a *Aggregate) processPending(input int, ch Change) (bool, error) {
 		return false, nil // the usual path reports it
 	}
 	i, h := a.batch.find(key)
-	if i < 0 {
-		return false, nil
+	var val []byte
+	found := false
+	if i < 0 { // a group new to the batch starts from the backend's entry
+		if val, found, err = a.ctx.Backend.Get(a.ctx.OpID, key); err != nil {
+			return true, fmt.Errorf("%s: read state: %w", a.name, err)
+		}
 	}
-	return true, a.updateLocalAt(ch, key, i, h, nil, false)
+	return true, a.updateLocalAt(ch, key, i, h, val, found)
 }
 
 // updateLocal is update for a local mini-batch; val is the backend's
