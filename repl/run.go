@@ -129,7 +129,7 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 		mu sync.Mutex
 		rw *ResultWriter
 	)
-	qo := session.QueryOptions{Resume: sess.Config().Resume, NoTail: true, OnStart: func(h *session.Handle) error {
+	qo := session.QueryOptions{Resume: sess.Config().Resume, NoTail: true, NoRewind: true, OnStart: func(h *session.Handle) error {
 		rw = NewResultWriter(out, o.Format, h.Columns, !o.Final)
 		return nil
 	}}

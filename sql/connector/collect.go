@@ -51,7 +51,11 @@ type Collector struct {
 	// Durable puts the table in the job's checkpoints (a durable state
 	// URI), so another process resumes the whole result; in process, a
 	// restore rewinds with Rewind instead.
-	Durable  bool
+	Durable bool
+	// NoRewind keeps no rewind marks (Rewind then fails): for a result
+	// that is never restored in process, such as `clink run`'s, whose
+	// restores start a new process from the durable checkpoint.
+	NoRewind bool
 	restored bool
 	key      []byte // scratch row encoding
 }
@@ -125,7 +129,9 @@ func (c *Collector) EmitWatermark(wm int64) {
 func (c *Collector) EmitBarrier(id state.CheckpointID) {
 	c.mu.Lock()
 	n, f := c.n, c.OnBarrier
-	c.table.mark(id, n, c.keepsTable())
+	if !c.NoRewind {
+		c.table.mark(id, n, c.keepsTable())
+	}
 	c.mu.Unlock()
 	if f != nil {
 		f(id, int(n))

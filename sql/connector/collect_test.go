@@ -174,3 +174,48 @@ func TestCollectorReadSkipsWhatFellOut(t *testing.T) {
 		t.Errorf("a collector without a tail: Read(0) = %d, %v; want 1 skipped", skipped, ok)
 	}
 }
+
+// TestCollectorRewindCopiesStayBounded: checkpoints that each follow an
+// update of every row keep copies of at most about twice the table, and
+// the newest checkpoint still rewinds exactly; NoRewind keeps none.
+func TestCollectorRewindCopiesStayBounded(t *testing.T) {
+	for _, noRewind := range []bool{false, true} {
+		c := NewCollector()
+		c.NoRewind = noRewind
+		const rows = 5000
+		for k := range rows {
+			c.Emit(change(ops.Insert, int64(k), 0))
+		}
+		var log []ops.Change
+		for id := state.CheckpointID(1); id <= MaxRewindMarks; id++ {
+			c.EmitBarrier(id)
+			log = log[:0]
+			for k := range rows {
+				for _, ch := range []ops.Change{change(ops.UpdateBefore, int64(k), int64(id-1)), change(ops.UpdateAfter, int64(k), int64(id))} {
+					c.Emit(ch)
+					log = append(log, ch)
+				}
+			}
+		}
+		if noRewind {
+			if len(c.table.marks) != 0 || c.table.savedRows != 0 {
+				t.Fatalf("NoRewind kept %d marks, %d rows", len(c.table.marks), c.table.savedRows)
+			}
+			if _, ok := c.Rewind(MaxRewindMarks); ok {
+				t.Fatal("NoRewind rewound")
+			}
+			continue
+		}
+		if limit := 2*rows + tableBuckets; c.table.savedRows > limit {
+			t.Fatalf("rewind copies hold %d rows, want at most %d", c.table.savedRows, limit)
+		}
+		if _, ok := c.Rewind(MaxRewindMarks); !ok {
+			t.Fatal("the newest checkpoint cannot be rewound to")
+		}
+		for _, r := range c.Table() {
+			if r[1].Int() != MaxRewindMarks-1 {
+				t.Fatalf("after Rewind row %v, want v = %d", r, MaxRewindMarks-1)
+			}
+		}
+	}
+}

@@ -20,13 +20,14 @@ const tableBuckets = 1024
 // multiplicity and first appearance, bucketed by a stable hash of the row's
 // encoding so it checkpoints as a delta and restores by key.
 type matTable struct {
-	buckets  [tableBuckets]map[string]*matRow
-	dirty    [tableBuckets]bool
-	seq      int64
-	size     int   // distinct rows held
-	total    int64 // rows of the result: positive multiplicities summed
-	inflight map[state.CheckpointID][]int
-	marks    []*rewindMark // newest last, at most maxRewindMarks
+	buckets   [tableBuckets]map[string]*matRow
+	dirty     [tableBuckets]bool
+	seq       int64
+	size      int   // distinct rows held
+	total     int64 // rows of the result: positive multiplicities summed
+	inflight  map[state.CheckpointID][]int
+	marks     []*rewindMark // newest last, at most MaxRewindMarks
+	savedRows int           // rows the marks' copies hold
 }
 
 type matRow struct {

@@ -10,8 +10,9 @@ import (
 
 // MaxRewindMarks is how many of the newest checkpoints an in-process
 // restore can rewind a print sink's table to. Each mark holds a copy of
-// the buckets changed after it, so memory stays within this many copies
-// of the table however many changes flow.
+// the buckets changed after it; older marks are also dropped once the
+// copies hold more than twice the table's rows, so memory stays within a
+// few copies of the table however many changes and checkpoints flow.
 const MaxRewindMarks = 16
 
 // rewindMark is the table at a checkpoint's barrier, kept copy-on-write:
@@ -26,11 +27,13 @@ type rewindMark struct {
 	table bool // the table was kept (else only the count is rewound)
 	saved [tableBuckets]map[string]matRow
 	has   [tableBuckets]bool
+	rows  int // rows saved
 }
 
 // mark records checkpoint id's barrier after n changes.
 func (t *matTable) mark(id state.CheckpointID, n int64, table bool) {
 	if len(t.marks) == MaxRewindMarks {
+		t.savedRows -= t.marks[0].rows
 		t.marks = append(t.marks[:0], t.marks[1:]...)
 	}
 	t.marks = append(t.marks, &rewindMark{id: id, n: n, seq: t.seq, size: t.size, total: t.total, table: table})
@@ -54,7 +57,12 @@ func (t *matTable) save(b int) {
 	for k, r := range t.buckets[b] {
 		cp[k] = *r
 	}
-	m.saved[b] = cp
+	m.saved[b], m.rows = cp, m.rows+len(cp)
+	t.savedRows += len(cp)
+	for len(t.marks) > 1 && t.savedRows > 2*t.size+tableBuckets {
+		t.savedRows -= t.marks[0].rows
+		t.marks = t.marks[1:]
+	}
 }
 
 // rewind brings the table back to checkpoint id's mark and drops the
@@ -80,8 +88,12 @@ func (t *matTable) rewind(id state.CheckpointID) (int64, bool) {
 		}
 	}
 	t.seq, t.size, t.total = target.seq, target.size, target.total
-	target.saved, target.has = [tableBuckets]map[string]matRow{}, [tableBuckets]bool{}
+	target.saved, target.has, target.rows = [tableBuckets]map[string]matRow{}, [tableBuckets]bool{}, 0
 	t.marks = t.marks[:at+1]
+	t.savedRows = 0
+	for _, m := range t.marks {
+		t.savedRows += m.rows
+	}
 	return target.n, true
 }
 

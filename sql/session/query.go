@@ -92,6 +92,9 @@ type QueryOptions struct {
 	NoTable bool
 	// NoTail keeps no changelog tail (Next, Changes and Tail see nothing).
 	NoTail bool
+	// NoRewind keeps no in-process rewind marks: Restore fails, Resume
+	// from a durable checkpoint in another process still works.
+	NoRewind bool
 	// OnStart, when set, is called with the planned handle before its job
 	// starts (OnChange's consumer learns the columns here).
 	OnStart func(h *Handle) error
@@ -108,7 +111,7 @@ func (s *Session) QueryWith(ctx context.Context, sql string, o QueryOptions) (*H
 		return nil, wrap(sql, ast.Errorf(st.Position(), "Query runs a SELECT; use Exec for other statements"))
 	}
 	setup := func(h *Handle) error {
-		h.sink.OnChange, h.sink.NoTable = o.OnChange, o.NoTable
+		h.sink.OnChange, h.sink.NoTable, h.sink.NoRewind = o.OnChange, o.NoTable, o.NoRewind
 		if o.NoTail {
 			h.sink.TailCap = 0
 		}
