@@ -346,15 +346,9 @@ func (a *Aggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, fou
 	if a.batch != nil && a.batch.local {
 		return a.updateLocal(ch, key, val, found)
 	}
-	n, parts, err := a.splitHead(val, found)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.name, err)
-	}
-	r := &a.rec
-	*r = aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts,
-		vals: r.vals, inc: r.inc, trees: r.trees}
-	if r.retract && n == 0 {
-		return nil // retraction of a row the group never saw
+	r, err := a.startRec(ch, key, val, found)
+	if r == nil {
+		return err
 	}
 	keys, reads, err := a.prepare(r)
 	if err != nil {
@@ -393,6 +387,22 @@ func (a *Aggregate) applyRec(r *aggRec) (int64, error) {
 		return r.n - 1, nil
 	}
 	return r.n + 1, nil
+}
+
+// startRec decodes the group entry val into the reused record for ch;
+// nil for a retraction of a row the group never saw, or an error.
+func (a *Aggregate) startRec(ch Change, key, val []byte, found bool) (*aggRec, error) {
+	n, parts, err := a.splitHead(val, found)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.name, err)
+	}
+	r := &a.rec
+	*r = aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts,
+		vals: r.vals, inc: r.inc, trees: r.trees}
+	if r.retract && n == 0 {
+		return nil, nil
+	}
+	return r, nil
 }
 
 // finish applies the record's change to its group, every entry it needs

@@ -51,16 +51,11 @@ func (a *Aggregate) updateLocalAt(ch Change, key []byte, i int32, h uint64, val 
 	if i >= 0 {
 		val, found = a.batch.entries[i].state, true
 	}
-	n, parts, err := a.splitHead(val, found)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.name, err)
+	r, err := a.startRec(ch, key, val, found)
+	if r == nil {
+		return err
 	}
-	r := &a.rec
-	*r = aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts,
-		vals: r.vals, inc: r.inc, trees: r.trees}
-	if r.retract && n == 0 {
-		return nil // retraction of a row the group never saw
-	}
+	n := r.n
 	if _, _, err := a.prepare(r); err != nil {
 		return fmt.Errorf("%s: %w", a.name, err)
 	}
