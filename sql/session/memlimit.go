@@ -24,6 +24,12 @@ const (
 	// memWatchEvery is how often a query's memory governor compares the
 	// live heap with the soft limit.
 	memWatchEvery = 20 * time.Millisecond
+	// gcPercentInMemory is the collector's GOGC while a memory:// query
+	// runs (no hot budget to bound): its heap is mostly long-lived state
+	// and results, so collecting half as often as the default costs
+	// little memory (+3% peak RSS on the e2e GROUP BY) and much less CPU
+	// (about 1.3x its rate). A user's GOGC wins.
+	gcPercentInMemory = 200
 )
 
 // HotBudget is the total hot-tier budget of the query: one backend's
@@ -122,7 +128,8 @@ func (g *memGovernor) close() error {
 
 // applyMemoryLimit governs the process's soft memory limit from the
 // query's hot budget while the query runs, when Config.SoftMemoryLimit
-// asks for it and the user did not set GOMEMLIMIT.
+// asks for it and the user did not set GOMEMLIMIT; a memory:// query gets
+// gcPercentInMemory instead.
 func (h *Handle) applyMemoryLimit() {
 	if !h.s.cfg.SoftMemoryLimit || os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -130,5 +137,10 @@ func (h *Handle) applyMemoryLimit() {
 	if b := h.HotBudget(); b > 0 {
 		g := startMemGovernor(SoftMemoryLimit(b))
 		h.onClose = append(h.onClose, g.close)
+		return
+	}
+	if h.factory.Config().Scheme == stateuri.Memory && os.Getenv("GOGC") == "" {
+		prev := debug.SetGCPercent(gcPercentInMemory)
+		h.onClose = append(h.onClose, func() error { debug.SetGCPercent(prev); return nil })
 	}
 }
