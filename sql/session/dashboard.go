@@ -10,6 +10,6 @@ import (
 // SetHotMaxBytes applies to the backends the next Restore builds.
 func (h *Handle) Factory() *stateuri.Factory { return h.factory }
 
-// Tail returns up to n of the newest changes, oldest first, without
-// copying the whole changelog.
+// Tail returns up to n of the newest changes the tail keeps, oldest
+// first.
 func (h *Handle) Tail(n int) []ops.Change { return h.sink.Changes(h.sink.Len() - n) }
