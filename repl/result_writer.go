@@ -92,25 +92,11 @@ func appendChangelog(b []byte, kind ops.Kind, r types.Row) []byte {
 }
 
 func (rw *ResultWriter) appendJSON(b []byte, kind ops.Kind, r types.Row) []byte {
-	b = append(b, '{')
+	op := ""
 	if rw.ops {
-		b = append(b, `"op":"`...)
-		b = append(b, kind.String()...)
-		b = append(b, '"')
+		op = kind.String()
 	}
-	for i, k := range rw.keys {
-		if i > 0 || rw.ops {
-			b = append(b, ',')
-		}
-		b = append(b, k...)
-		b = append(b, ':')
-		if i < len(r) {
-			b = connector.AppendJSONValue(b, r[i])
-		} else {
-			b = append(b, "null"...)
-		}
-	}
-	return append(b, "}\n"...)
+	return connector.AppendJSONRow(b, rw.keys, op, r)
 }
 
 func (rw *ResultWriter) csvHeader() error {

@@ -79,3 +79,28 @@ func AppendCSVRow(b []byte, op string, r types.Row) []byte {
 	}
 	return append(b, '\n')
 }
+
+// AppendJSONRow appends r as one JSON object line, keys (JSON-encoded
+// column names) in order and a missing value as null, with an "op" key
+// first when op is not empty.
+func AppendJSONRow(b []byte, keys [][]byte, op string, r types.Row) []byte {
+	b = append(b, '{')
+	if op != "" {
+		b = append(b, `"op":"`...)
+		b = append(b, op...)
+		b = append(b, '"')
+	}
+	for i, k := range keys {
+		if i > 0 || op != "" {
+			b = append(b, ',')
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		if i < len(r) {
+			b = AppendJSONValue(b, r[i])
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	return append(b, "}\n"...)
+}

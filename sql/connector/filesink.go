@@ -72,29 +72,11 @@ func (s *FileSink) Write(ch ops.Change) {
 		op = ch.Kind.String()
 	}
 	if s.jsonl {
-		s.line = s.appendJSON(s.line[:0], op, ch.Row)
+		s.line = AppendJSONRow(s.line[:0], s.keys, op, ch.Row)
 	} else {
 		s.line = AppendCSVRow(s.line[:0], op, ch.Row)
 	}
 	_, s.err = s.w.Write(s.line)
-}
-
-func (s *FileSink) appendJSON(b []byte, op string, r types.Row) []byte {
-	b = append(b, '{')
-	if op != "" {
-		b = append(b, `"op":"`...)
-		b = append(b, op...)
-		b = append(b, '"')
-	}
-	for i, v := range r {
-		if i > 0 || op != "" {
-			b = append(b, ',')
-		}
-		b = append(b, s.keys[i]...)
-		b = append(b, ':')
-		b = AppendJSONValue(b, v)
-	}
-	return append(b, "}\n"...)
 }
 
 // flush writes out what the encoder buffers, returning the first error.

@@ -456,20 +456,7 @@ func (a *Aggregate) emit(key []byte, old, cur types.Row) {
 		}
 		return
 	}
-	out := a.ctx.Output
-	if cur == nil {
-		out.Emit(Change{Kind: Delete, Row: old})
-		return
-	}
-	if old == nil {
-		out.Emit(Change{Kind: Insert, Row: cur})
-		return
-	}
-	if types.CompareRows(old, cur) == 0 && sameKinds(old, cur) {
-		return
-	}
-	out.Emit(Change{Kind: UpdateBefore, Row: old})
-	out.Emit(Change{Kind: UpdateAfter, Row: cur})
+	emitNet(a.ctx.Output, old, cur)
 }
 
 func sameKinds(a, b types.Row) bool {

@@ -94,23 +94,19 @@ func (a *Aggregate) flushLocal() error {
 	for i := range a.batch.entries {
 		e := &a.batch.entries[i]
 		key := a.batch.key(i)
-		if e.n <= 0 {
-			if err := a.put(key, nil); err != nil {
+		var cur types.Row // nil: the group emptied
+		state := []byte(nil)
+		if e.n > 0 {
+			var err error
+			if cur, err = a.pendingRow(e); err != nil {
 				return err
 			}
-			if e.before != nil {
-				out.Emit(Change{Kind: Delete, Row: e.before})
-			}
-			continue
+			state = e.state
 		}
-		if err := a.put(key, e.state); err != nil {
+		if err := a.put(key, state); err != nil {
 			return err
 		}
-		cur, err := a.pendingRow(e)
-		if err != nil {
-			return err
-		}
-		a.emitNet(e.before, cur)
+		emitNet(out, e.before, cur)
 	}
 	a.batch.reset()
 	return nil
@@ -132,17 +128,4 @@ func (a *Aggregate) pendingRow(e *foldEntry) (types.Row, error) {
 		return nil, fmt.Errorf("%s: %w", a.name, err)
 	}
 	return row, nil
-}
-
-// emitNet emits a group's change from before (nil: new) to cur.
-func (a *Aggregate) emitNet(before, cur types.Row) {
-	out := a.ctx.Output
-	switch {
-	case before == nil:
-		out.Emit(Change{Kind: Insert, Row: cur})
-	case types.CompareRows(before, cur) == 0 && sameKinds(before, cur):
-	default:
-		out.Emit(Change{Kind: UpdateBefore, Row: before})
-		out.Emit(Change{Kind: UpdateAfter, Row: cur})
-	}
 }

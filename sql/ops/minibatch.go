@@ -113,17 +113,23 @@ func (m *miniBatch) reset() {
 // flush emits each key's net change, in the order the keys first changed.
 func (m *miniBatch) flush(out engine.Output[Change]) {
 	for _, e := range m.entries {
-		switch {
-		case e.before == nil && e.after == nil:
-		case e.before == nil:
-			out.Emit(Change{Kind: Insert, Row: e.after})
-		case e.after == nil:
-			out.Emit(Change{Kind: Delete, Row: e.before})
-		case types.CompareRows(e.before, e.after) == 0 && sameKinds(e.before, e.after):
-		default:
-			out.Emit(Change{Kind: UpdateBefore, Row: e.before})
-			out.Emit(Change{Kind: UpdateAfter, Row: e.after})
-		}
+		emitNet(out, e.before, e.after)
 	}
 	m.reset()
+}
+
+// emitNet emits a key's change from before (nil: new) to after (nil:
+// gone): +I, -D, -U/+U, or nothing when the row is unchanged.
+func emitNet(out engine.Output[Change], before, after types.Row) {
+	switch {
+	case before == nil && after == nil:
+	case before == nil:
+		out.Emit(Change{Kind: Insert, Row: after})
+	case after == nil:
+		out.Emit(Change{Kind: Delete, Row: before})
+	case types.CompareRows(before, after) == 0 && sameKinds(before, after):
+	default:
+		out.Emit(Change{Kind: UpdateBefore, Row: before})
+		out.Emit(Change{Kind: UpdateAfter, Row: after})
+	}
 }
