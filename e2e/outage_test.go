@@ -52,7 +52,9 @@ func TestOutageRecovered(t *testing.T) {
 	if os.Getenv("CLINK_S3_ENDPOINT") != "" {
 		env = []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("CLINK_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("CLINK_S3_SECRET_KEY")}
 	}
-	uri := fmt.Sprintf("remote-read://%s/recover-%d?endpoint=%s&hot_max_bytes=16KiB", bucket, time.Now().UnixNano(), proxy.Endpoint())
+	// A 16 KiB hot tier and block cache: the run must read evicted state
+	// from the store (with the default 8 MiB cache it never needs to).
+	uri := fmt.Sprintf("remote-read://%s/recover-%d?endpoint=%s&hot_max_bytes=16KiB&cache_bytes=16KiB", bucket, time.Now().UnixNano(), proxy.Endpoint())
 	p := start(t, dir, env, "run", "-f", "soak.sql", "--parallelism", "2", "--state", uri,
 		"--checkpoint-interval", "100ms", "--max-outage", "1m", "--in-flight", "8")
 
