@@ -46,7 +46,7 @@ type IntervalJoin struct {
 func NewIntervalJoin(cfg IntervalJoinConfig) *IntervalJoin {
 	j := &IntervalJoin{cfg: cfg, eventClock: newEventClock()}
 	j.name, j.seed = cfg.Name, cfg.HashSeed
-	j.keys = []KeyFn{{Exprs: cfg.LeftKeys}, {Exprs: cfg.RightKeys}}
+	j.keys = cfg.KeyFns()
 	for _, e := range cfg.LeftKeys {
 		j.keyTypes = append(j.keyTypes, e.Type())
 	}

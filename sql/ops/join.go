@@ -33,12 +33,15 @@ func (k JoinKind) outer(side int) bool {
 
 // JoinConfig describes a stream-stream equi-join: the key expressions of
 // each side (over that side's row), the column counts, and an optional
-// residual condition over the joined row (left columns, then right).
+// residual condition over the joined row (left columns, then right). No
+// key expressions (a cross or theta join) put every row under one key;
+// NullSafe marks key pairs compared with IS NOT DISTINCT FROM.
 type JoinConfig struct {
 	Name       string
 	Kind       JoinKind
 	LeftKeys   []expr.Expr
 	RightKeys  []expr.Expr
+	NullSafe   []bool
 	LeftWidth  int
 	RightWidth int
 	Cond       expr.Expr
@@ -66,12 +69,22 @@ type EquiJoin struct {
 func NewEquiJoin(cfg JoinConfig) *EquiJoin {
 	j := &EquiJoin{cfg: cfg}
 	j.name, j.seed = cfg.Name, cfg.HashSeed
-	j.keys = []KeyFn{{Exprs: cfg.LeftKeys}, {Exprs: cfg.RightKeys}}
+	j.keys = cfg.KeyFns()
 	for _, e := range cfg.LeftKeys {
 		j.keyTypes = append(j.keyTypes, e.Type())
 	}
 	j.apply = j.update
 	return j
+}
+
+// KeyFns returns the key functions of the left and the right input, for
+// the operator and for the Hash edges into it.
+func (cfg JoinConfig) KeyFns() []KeyFn {
+	l, r := cfg.LeftKeys, cfg.RightKeys
+	if l == nil {
+		l, r = []expr.Expr{}, []expr.Expr{} // one key, not the whole row
+	}
+	return []KeyFn{{Exprs: l, NullSafe: cfg.NullSafe}, {Exprs: r, NullSafe: cfg.NullSafe}}
 }
 
 // Open binds the backend and decides the path.

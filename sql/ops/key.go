@@ -12,22 +12,29 @@ import (
 // of its key expressions. The Hash edge into a keyed operator hashes the
 // same bytes the operator uses as its state key, so a key's state lands in
 // the key group its records route to.
+//
+// Exprs nil keys by the whole row (DISTINCT, set operations); an empty,
+// non-nil Exprs is the one constant key (a global aggregate, a join
+// without an equality). NullSafe, when set, marks the expressions compared
+// with IS NOT DISTINCT FROM, whose NULLs match.
 type KeyFn struct {
-	Exprs []expr.Expr
+	Exprs    []expr.Expr
+	NullSafe []bool
 }
 
-// Append appends row's key encoding to buf. hasNull reports a NULL key
-// column (such a row never matches in an equi-join).
+// Append appends row's key encoding to buf. hasNull reports a NULL in a
+// key column that is not null-safe (such a row never matches in an
+// equi-join).
 func (k KeyFn) Append(buf []byte, row types.Row) (out []byte, hasNull bool, err error) {
 	if k.Exprs == nil {
 		return types.AppendKeyRow(buf, row), rowHasNull(row), nil
 	}
-	for _, e := range k.Exprs {
+	for i, e := range k.Exprs {
 		v, err := e.Eval(row)
 		if err != nil {
 			return buf, false, err
 		}
-		hasNull = hasNull || v.IsNull()
+		hasNull = hasNull || (v.IsNull() && !(i < len(k.NullSafe) && k.NullSafe[i]))
 		buf = types.AppendKey(buf, v)
 	}
 	return buf, hasNull, nil

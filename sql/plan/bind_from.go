@@ -118,15 +118,14 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 		rest = append(rest, c)
 	}
 	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {
-		var keep []ast.Expr
-		for _, c := range *where {
-			if ok, _ := equiKey(n, l, r, both, c); ok {
-				keys = append(keys, ast.String(c))
-				continue
-			}
-			keep = append(keep, c)
+		var wkeys, wrest []ast.Expr
+		if l, r, wkeys, wrest, err = b.claimWhere(n, where); err != nil {
+			return nil, err
 		}
-		*where = keep
+		for _, c := range wkeys {
+			keys = append(keys, ast.String(c))
+		}
+		rest = append(rest, wrest...)
 	}
 	if len(rest) > 0 {
 		cond := andAll(rest)
@@ -138,12 +137,12 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 		residual = append(residual, ast.String(cond))
 	}
 	n.Key = strings.Join(keys, " AND ")
-	if n.Key == "" {
-		n.Key = "(none: one key)"
-	}
 	n.Detail = n.JoinKind.String()
 	if residual != nil {
 		n.Detail += " ON " + strings.Join(residual, " AND ")
+	}
+	if n.Key == "" {
+		describeKeyless(n, l, r, len(rest) > 0)
 	}
 	return intervalJoin(n, l, r, rest)
 }
@@ -160,10 +159,11 @@ func joinKind(k ast.JoinKind) ops.JoinKind {
 	return ops.InnerJoin
 }
 
-// equiKey adds c as a key pair when it is "left expr = right expr".
+// equiKey adds c as a key pair when it is "left expr = right expr" or
+// "left expr IS NOT DISTINCT FROM right expr" (a null-safe pair).
 func equiKey(n, l, r *Node, both *expr.Schema, c ast.Expr) (bool, error) {
 	bin, ok := c.(*ast.Binary)
-	if !ok || bin.Op != "=" {
+	if !ok || (bin.Op != "=" && bin.Op != "IS NOT DISTINCT FROM") {
 		return false, nil
 	}
 	if _, err := (&expr.Compiler{Schema: both}).CompilePredicate(c); err != nil {
@@ -176,6 +176,7 @@ func equiKey(n, l, r *Node, both *expr.Schema, c ast.Expr) (bool, error) {
 			return false
 		}
 		addKey(n, le, re)
+		n.NullSafe[len(n.NullSafe)-1] = bin.Op != "="
 		return true
 	}
 	return try(bin.L, bin.R) || try(bin.R, bin.L), nil
@@ -194,6 +195,7 @@ func refsColumn(e ast.Expr) bool {
 // addKey appends a key pair, casting both sides to a common type so equal
 // values encode alike.
 func addKey(n *Node, le, re expr.Expr) {
+	n.NullSafe = append(n.NullSafe, false)
 	lt, rt := le.Type(), re.Type()
 	if sameKeyFamily(lt, rt) {
 		n.LeftKeys, n.RightKeys = append(n.LeftKeys, le), append(n.RightKeys, re)

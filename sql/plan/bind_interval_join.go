@@ -182,12 +182,11 @@ func timeTerm(l, r *Node, e ast.Expr) (side, col int, off int64, ok bool) {
 func (b *builder) intervalJoinStage(n *Node, ins []int) int {
 	iv := n.Interval
 	cfg := ops.IntervalJoinConfig{
-		JoinConfig: ops.JoinConfig{Name: "interval-join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+		JoinConfig: ops.JoinConfig{Name: "interval-join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys, NullSafe: n.NullSafe,
 			LeftWidth: len(n.Inputs[0].Schema.Cols), RightWidth: len(n.Inputs[1].Schema.Cols), Cond: n.Cond,
 			HashSeed: b.opts.HashSeed},
 		LeftTime: iv.LeftTime, RightTime: iv.RightTime, Lower: iv.Lower, Upper: iv.Upper}
-	keys := []ops.KeyFn{{Exprs: n.LeftKeys}, {Exprs: n.RightKeys}}
-	return b.keyed(n, ins, "interval-join", keys, func(int) engine.Operator[ops.Change] {
+	return b.keyed(n, ins, "interval-join", cfg.KeyFns(), func(int) engine.Operator[ops.Change] {
 		return ops.NewIntervalJoin(cfg)
 	})
 }

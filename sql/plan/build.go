@@ -121,9 +121,9 @@ func (b *builder) node(n *Node) (int, error) {
 	case OpOver, OpOverGeneral, OpGroupTopN:
 		return b.over(n, ins), nil
 	case OpJoin:
-		cfg := ops.JoinConfig{Name: "join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+		cfg := ops.JoinConfig{Name: "join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys, NullSafe: n.NullSafe,
 			LeftWidth: len(n.Inputs[0].Schema.Cols), RightWidth: len(n.Inputs[1].Schema.Cols), Cond: n.Cond, HashSeed: b.opts.HashSeed}
-		return b.keyed(n, ins, "join", []ops.KeyFn{{Exprs: n.LeftKeys}, {Exprs: n.RightKeys}}, func(int) engine.Operator[ops.Change] {
+		return b.keyed(n, ins, "join", cfg.KeyFns(), func(int) engine.Operator[ops.Change] {
 			return ops.NewEquiJoin(cfg)
 		}), nil
 	case OpIntervalJoin:

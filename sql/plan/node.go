@@ -64,6 +64,7 @@ type Node struct {
 	JoinKind  ops.JoinKind // Join
 	LeftKeys  []expr.Expr
 	RightKeys []expr.Expr
+	NullSafe  []bool // per key pair: IS NOT DISTINCT FROM (NULLs match)
 	Cond      expr.Expr
 
 	SetKind ops.SetOpKind // SetOp
