@@ -48,11 +48,17 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 	return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: ops.Insert, Row: row}}, true, nil
 }
 
-// Position is the reader's position (the watermark is re-derived).
-func (s *Source) Position() ([]byte, error) { return s.r.position(), nil }
+// Position is the reader's position (the watermark is re-derived), with
+// the table's definition (source_def.go).
+func (s *Source) Position() ([]byte, error) { return s.table.wrapPosition(s.r.position()), nil }
 
-// Seek resumes the reader at a checkpointed position.
+// Seek resumes the reader at a checkpointed position; a position saved
+// under another definition of the table is refused.
 func (s *Source) Seek(pos []byte) error {
+	pos, err := s.table.unwrapPosition(pos)
+	if err != nil {
+		return err
+	}
 	if err := s.r.seek(pos); err != nil {
 		return fmt.Errorf("source %s: seek: %w", s.table.Name, err)
 	}
