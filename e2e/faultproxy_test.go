@@ -25,10 +25,11 @@ const (
 	faultSlowDown       // every request: 503 SlowDown
 	fault5xx            // every other request: 500 InternalError
 	faultSlow           // every request delayed 100 ms
+	faultDenyWrites     // every PUT: 403 AccessDenied (not retried), as a full or read-only store
 )
 
 func (f fault) String() string {
-	return [...]string{"none", "503-slowdown", "5xx", "slow"}[f]
+	return [...]string{"none", "503-slowdown", "5xx", "slow", "deny-writes"}[f]
 }
 
 // faultProxy is an S3 endpoint on 127.0.0.1 that forwards to an upstream S3
@@ -130,6 +131,12 @@ func (p *faultProxy) handle(w http.ResponseWriter, r *http.Request) {
 	case faultSlow:
 		p.injected.Add(1)
 		time.Sleep(100 * time.Millisecond)
+	case faultDenyWrites:
+		if r.Method == http.MethodPut {
+			p.injected.Add(1)
+			s3Error(w, http.StatusForbidden, "AccessDenied")
+			return
+		}
 	}
 	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/CURRENT") {
 		p.heads.Add(1)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"clink/engine"
 	"clink/sql/ops"
 	"clink/sql/session"
 	"clink/sql/types"
@@ -101,6 +102,9 @@ func (s *Shell) watch(base context.Context, q *query) error {
 		tick = t.C
 	}
 	for {
+		for _, msg := range s.failed.drain() {
+			v.note(msg)
+		}
 		done, err := s.pump(ctx, q, v)
 		if err != nil || done {
 			return err
@@ -123,7 +127,10 @@ func (s *Shell) watch(base context.Context, q *query) error {
 			}
 		case <-tick:
 			if !q.crashed {
-				v.note(s.checkpoint(ctx, q))
+				msg, err := s.checkpointErr(ctx, q)
+				if !errors.Is(err, engine.ErrSourcesEnded) && !errors.Is(err, session.ErrCheckpointInProgress) {
+					v.note(msg) // a tick after the end or during a checkpoint is no news
+				}
 			}
 		default:
 		}
@@ -222,19 +229,25 @@ func (s *Shell) key(base context.Context, q *query, v *view, k byte) bool {
 
 // checkpoint takes a checkpoint of a running query and describes it.
 func (s *Shell) checkpoint(ctx context.Context, q *query) string {
+	msg, _ := s.checkpointErr(ctx, q)
+	return msg
+}
+
+// checkpointErr is checkpoint, also returning why it failed.
+func (s *Shell) checkpointErr(ctx context.Context, q *query) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	id, err := q.h.Checkpoint(cctx)
 	if err != nil {
-		return fmt.Sprintf("checkpoint failed: %v", err)
+		return fmt.Sprintf("checkpoint failed: %s", session.BriefError(err)), err
 	}
 	if q.h.Stepped() {
 		if err := q.h.RunUntilIdle(); err != nil {
-			return fmt.Sprintf("checkpoint %d: %v", id, err)
+			return fmt.Sprintf("checkpoint %d: %v", id, err), err
 		}
 	}
 	q.ckpts = append(q.ckpts, id)
-	return fmt.Sprintf("checkpoint %d complete", id)
+	return fmt.Sprintf("checkpoint %d complete", id), nil
 }
 
 // crash kills the query's job without a checkpoint.

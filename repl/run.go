@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"clink/engine/async"
@@ -15,6 +16,7 @@ import (
 	"clink/sql/parser"
 	"clink/sql/session"
 	"clink/sql/types"
+	"clink/state"
 )
 
 // RunOptions configure `clink run`.
@@ -52,10 +54,15 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 	if err != nil {
 		return &ScriptError{Src: src, Err: err}
 	}
+	var failed atomic.Int64 // checkpoints failed during the current statement
 	sess, err := session.New(session.Config{StateURI: o.StateURI, Parallelism: o.Parallelism,
 		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{},
 		CheckpointInterval: o.CheckpointInterval, Resume: o.Restore, MaxOutage: o.MaxOutage,
-		SoftMemoryLimit: true, MiniBatch: o.Final})
+		SoftMemoryLimit: true, MiniBatch: o.Final,
+		OnCheckpointFailed: func(q string, id state.CheckpointID, err error) {
+			failed.Add(1)
+			notice(o, "clink: checkpoint %d of query %s failed: %s\n", id, q, session.BriefError(err))
+		}})
 	if err != nil {
 		return err
 	}
@@ -67,11 +74,22 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 		}
 		off += at
 		at = off + len(st.Text)
-		if err := runStatement(ctx, sess, o, st, out); err != nil {
+		err := runStatement(ctx, sess, o, st, out)
+		if n := failed.Swap(0); n > 0 {
+			notice(o, "clink: warning: %d checkpoints failed during this statement (a crash now resumes from the last one that completed)\n", n)
+		}
+		if err != nil {
 			return &ScriptError{Src: src, Offset: off, Stmt: st.Text, Err: err}
 		}
 	}
 	return nil
+}
+
+// notice writes a line to the run's notices, if it has them.
+func notice(o RunOptions, format string, args ...any) {
+	if o.Notices != nil {
+		fmt.Fprintf(o.Notices, format, args...)
+	}
 }
 
 func runStatement(ctx context.Context, sess *session.Session, o RunOptions, st parser.Stmt, out io.Writer) error {

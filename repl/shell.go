@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,30 @@ type Shell struct {
 	last   *query
 	out    io.Writer
 	book   *notebookState
+	// failed holds failed-checkpoint notices from the session's ticker
+	// until the watch loop shows them.
+	failed notices
+}
+
+// notices is a queue of messages written by one goroutine and shown by
+// another.
+type notices struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (n *notices) add(msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.msgs = append(n.msgs, msg)
+}
+
+func (n *notices) drain() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := n.msgs
+	n.msgs = nil
+	return m
 }
 
 // query is the last SELECT's handle and the checkpoints taken of it.
@@ -86,7 +111,10 @@ func (s *Shell) Settings() Settings { return s.opts.Settings }
 func (s *Shell) newSession() error {
 	cfg := session.Config{StateURI: s.opts.StateURI, Parallelism: s.opts.Parallelism,
 		MaxInFlight: s.opts.MaxInFlight, BaseDir: s.opts.BaseDir, Clock: async.RealClock{},
-		Resume: s.opts.Restore, SoftMemoryLimit: !s.opts.Stepped}
+		Resume: s.opts.Restore, SoftMemoryLimit: !s.opts.Stepped,
+		OnCheckpointFailed: func(_ string, id state.CheckpointID, err error) {
+			s.failed.add(fmt.Sprintf("checkpoint %d failed: %s", id, session.BriefError(err)))
+		}}
 	if !s.opts.Live {
 		// The live view checkpoints on its own ticker; elsewhere the
 		// session does.

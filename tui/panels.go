@@ -72,6 +72,20 @@ func (m *Model) lastCkpt() string {
 	return fmt.Sprintf("#%d (%s ago)", best.ID, dur(m.now.Sub(best.Persisted).Truncate(100*time.Millisecond)))
 }
 
+// failedCkpts counts the failed checkpoints seen, for the collapsed line.
+func (m *Model) failedCkpts() string {
+	n := 0
+	for _, c := range m.m.ckpts {
+		if c.Err != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return m.st.Bad.Render(fmt.Sprintf(", %d failed", n))
+}
+
 // summary is a panel's key figure, for its collapsed line.
 func (m *Model) summary(id int) string {
 	mm, t := &m.m, m.m.tot
@@ -85,7 +99,7 @@ func (m *Model) summary(id int) string {
 	case pHot:
 		return fmt.Sprintf("%s of %s, %s evictions/s", bytes(t.hotBytes), bytes(t.hotMax), num(mm.r.evictions.PerSec))
 	case pCkpts:
-		return "last " + m.lastCkpt()
+		return "last " + m.lastCkpt() + m.failedCkpts()
 	case pResults:
 		if len(mm.results) > 0 {
 			return mm.results[0]

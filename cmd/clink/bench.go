@@ -43,7 +43,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.runs < 0 {

@@ -42,7 +42,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.keys, "keys", 50_000, "distinct keys")
 	fs.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "subtasks of the counting operator")
 	fs.BoolVar(&o.coalesce, "coalesce", true, "batch cold reads of a subtask into one pool read")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // command is one subcommand. Each lives in its own file and registers
@@ -66,4 +67,30 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nwithout a command, clink runs %q. `clink COMMAND -h` shows a command's flags.\n", defaultCommand)
+}
+
+// parseFlags parses a subcommand's flags and refuses negative counts and
+// durations, which no flag of clink's means.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || bad != nil {
+			return
+		}
+		switch v := g.Get().(type) {
+		case int:
+			if v < 0 {
+				bad = fmt.Errorf("%s: --%s %s: must not be negative", fs.Name(), f.Name, f.Value)
+			}
+		case time.Duration:
+			if v < 0 {
+				bad = fmt.Errorf("%s: --%s %s: must not be negative", fs.Name(), f.Name, f.Value)
+			}
+		}
+	})
+	return bad
 }

@@ -20,7 +20,9 @@ func TestDispatch(t *testing.T) {
 		{"demo on simulated remote tier", []string{"demo", "-records", "400", "-sync-records", "20", "-keys", "50", "-parallelism", "2"},
 			[]string{"cold misses", "async / sync throughput"}, ""},
 		{"demo bad state uri", []string{"demo", "-state", "s4://x"}, nil, `unknown scheme "s4"`},
-		{"demo bad flag value", []string{"demo", "-keys", "-3"}, nil, "-keys must be positive"},
+		{"demo bad flag value", []string{"demo", "-keys", "-3"}, nil, "--keys -3: must not be negative"},
+		{"demo zero flag value", []string{"demo", "-keys", "0"}, nil, "-keys must be positive"},
+		{"run negative duration", []string{"run", "--checkpoint-interval", "-1s", "-e", "SELECT 1"}, nil, "--checkpoint-interval -1s: must not be negative"},
 		{"demo stray argument", []string{"demo", "extra"}, nil, `unexpected argument "extra"`},
 	}
 	for _, tc := range cases {

@@ -22,7 +22,7 @@ func runNotebook(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: clink notebook run FILE.md...   run every cell and write outputs back")
 		fmt.Fprintln(stderr, "       clink notebook check FILE.md... run every cell and fail with a diff if an output changed")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 || (fs.Arg(0) != "run" && fs.Arg(0) != "check") {

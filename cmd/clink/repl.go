@@ -33,7 +33,7 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	settings := shellFlags(fs)
 	mode := fs.String("mode", "table", "how a SELECT is shown: table, changelog or append")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	m, err := repl.ParseMode(*mode)

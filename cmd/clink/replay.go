@@ -27,7 +27,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "       clink replay -fuzz N [-seed S]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *fuzz > 0 {

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"clink/repl"
 )
@@ -19,6 +20,11 @@ import (
 func init() {
 	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final] [--state URI --checkpoint-interval D --restore latest|ID] [--cpuprofile FILE] [--memprofile FILE]", runRun)
 }
+
+// defaultMaxOutage fails a checkpointing query whose checkpoints stopped
+// completing, as Flink's tolerable checkpoint failures do, before a crash
+// could lose much.
+const defaultMaxOutage = 10 * time.Minute
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -33,10 +39,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.Final, "final", false, "print each SELECT's final result instead of its changelog")
 	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", 0, "checkpoint each query this often, e.g. 1s (0: never)")
 	fs.StringVar(&o.Restore, "restore", "", "resume each query from its checkpoints in the durable --state: latest or a checkpoint id")
-	fs.DurationVar(&o.MaxOutage, "max-outage", 0, "fail a query when no checkpoint completed for this long, e.g. 2m (0: never)")
+	fs.DurationVar(&o.MaxOutage, "max-outage", defaultMaxOutage, "fail a query when no checkpoint completed for this long (0: never)")
 	var prof profileFlags
 	prof.add(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var err error

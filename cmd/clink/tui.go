@@ -60,7 +60,7 @@ func runTUI(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.every, "checkpoint-interval", 3*time.Second, "the same as --checkpoint-every")
 	fs.StringVar(&o.restore, "restore", "", "with -f: resume the query from its checkpoints in the durable --state (latest or a checkpoint id)")
 	fs.BoolVar(&o.tap, "full-tap", false, "tap every event instead of a sampled duty cycle")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := o.defaults(); err != nil {

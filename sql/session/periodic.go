@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,9 @@ type ckptWatch struct {
 	lastOK  time.Time
 	lastID  state.CheckpointID
 	lastErr error
-	done    []state.CheckpointID
+	// failures counts failed checkpoints across restores.
+	failures int
+	done     []state.CheckpointID
 	fail    error
 	failed  chan struct{}
 }
@@ -70,6 +73,17 @@ func (w *ckptWatch) forget(id state.CheckpointID) {
 	w.done = kept
 }
 
+// CheckpointFailures reports how many of the query's checkpoints failed
+// and the newest failure's error.
+func (h *Handle) CheckpointFailures() (int, error) {
+	h.ckpt.mu.Lock()
+	defer h.ckpt.mu.Unlock()
+	if h.ckpt.failures == 0 {
+		return 0, nil
+	}
+	return h.ckpt.failures, h.ckpt.lastErr
+}
+
 func (w *ckptWatch) completed() []state.CheckpointID {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -83,7 +97,11 @@ func (h *Handle) checkpointDone(info engine.CheckpointInfo) {
 	if info.Err != nil {
 		w.mu.Lock()
 		w.lastErr = info.Err
+		w.failures++
 		w.mu.Unlock()
+		if f := h.s.cfg.OnCheckpointFailed; f != nil {
+			f(h.CheckpointName(), info.ID, info.Err)
+		}
 		return
 	}
 	w.mu.Lock()
@@ -144,7 +162,7 @@ func (h *Handle) outage() error {
 	}
 	cause := "checkpoints did not complete"
 	if w.lastErr != nil {
-		cause = w.lastErr.Error()
+		cause = BriefError(w.lastErr)
 	}
 	return outageError(since, limit, cause, max(w.lastID, h.restoredFrom))
 }
@@ -158,6 +176,24 @@ func outageError(since, limit time.Duration, cause string, last state.Checkpoint
 	}
 	return fmt.Errorf("remote state tier unavailable for %s (limit %s): %s; %s",
 		since.Round(100*time.Millisecond), limit, cause, intact)
+}
+
+// maxBrief bounds BriefError's text.
+const maxBrief = 400
+
+// BriefError is err in one line for a notice: its first line (a commit
+// joins one error per failed object) cut to a few hundred bytes, plus how
+// many more errors it held.
+func BriefError(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	s := lines[0]
+	if len(s) > maxBrief {
+		s = s[:maxBrief] + "..."
+	}
+	if n := len(lines) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %d more)", n)
+	}
+	return s
 }
 
 // lastCheckpoint is the newest checkpoint this query completed or resumed

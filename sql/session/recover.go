@@ -38,6 +38,10 @@ func (h *Handle) Checkpoint(ctx context.Context) (state.CheckpointID, error) {
 	}
 }
 
+// ErrCheckpointInProgress refuses a checkpoint while the previous one is
+// still running; a periodic trigger just skips its tick.
+var ErrCheckpointInProgress = errors.New("is still in progress")
+
 // trigger starts the next checkpoint unless the previous one is still in
 // progress (the engine cannot align overlapping barriers).
 func (h *Handle) trigger() (state.CheckpointID, *engine.Job[ops.Change], error) {
@@ -49,7 +53,7 @@ func (h *Handle) trigger() (state.CheckpointID, *engine.Job[ops.Change], error) 
 	pending, from := h.pendingCkpt, h.restoredFrom
 	h.mu.Unlock()
 	if pending != 0 && len(job.Checkpoints()) < int(pending-from) {
-		return 0, nil, fmt.Errorf("checkpoint: checkpoint %d is still in progress", pending)
+		return 0, nil, fmt.Errorf("checkpoint: checkpoint %d %w", pending, ErrCheckpointInProgress)
 	}
 	id, err := job.TriggerCheckpoint()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"clink/sql/ops"
 	"clink/sql/parser"
 	"clink/sql/plan"
+	"clink/state"
 	"clink/state/stateuri"
 )
 
@@ -63,6 +64,11 @@ type Config struct {
 	// keep failing (the remote tier is down) for longer than this; its last
 	// completed checkpoint stays intact for a later --restore.
 	MaxOutage time.Duration
+	// OnCheckpointFailed, when set, is told of every failed checkpoint of
+	// a threaded query at once (the query's checkpoint name, the id and
+	// why), so no failure is silent; it runs with the job's checkpoint
+	// lock held and must not call into the query.
+	OnCheckpointFailed func(query string, id state.CheckpointID, err error)
 	// LookupHTTP, when set, replaces the HTTP client of http lookup tables
 	// (a test hook: an in-process, deterministic service for stepped runs
 	// on a Sim). nil opens a uring.HTTPPool per lookup stage.
