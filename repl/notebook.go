@@ -16,6 +16,22 @@ import (
 type Notebook struct {
 	Path   string
 	blocks []block
+	// unclosed is the 1-based line of the first ```sql fence that is
+	// never closed (0: none); its text is kept as prose.
+	unclosed int
+}
+
+// Check reports a malformed notebook: a ```sql fence never closed would
+// silently drop its cell (and every cell after it).
+func (nb *Notebook) Check() error {
+	if nb.unclosed == 0 {
+		return nil
+	}
+	name := nb.Path
+	if name == "" {
+		name = "notebook"
+	}
+	return fmt.Errorf("%s:%d: the ```sql fence opened here is never closed (end the cell with a line of ```)", name, nb.unclosed)
 }
 
 // block is prose (kept verbatim) or a cell.
@@ -49,6 +65,9 @@ func LoadNotebook(path string) (*Notebook, error) {
 	}
 	nb := ParseNotebook(string(data))
 	nb.Path = path
+	if err := nb.Check(); err != nil {
+		return nil, err
+	}
 	return nb, nil
 }
 
@@ -60,6 +79,9 @@ func ParseNotebook(src string) *Notebook {
 	for i := 0; i < len(lines); {
 		info, ok := fenceOpen(lines[i], "sql")
 		end := fenceEnd(lines, i+1)
+		if ok && end < 0 && nb.unclosed == 0 {
+			nb.unclosed = i + 1
+		}
 		if !ok || end < 0 {
 			prose.WriteString(lines[i])
 			i++

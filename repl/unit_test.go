@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -313,5 +315,33 @@ func TestResultWriterTableStreams(t *testing.T) {
 	small := RenderTable([]string{"op", "x"}, [][]string{{"+I", "1"}}, nil)
 	if !strings.HasSuffix(small, "(1 row)\n") {
 		t.Fatalf("a small table lost its count: %q", small)
+	}
+}
+
+// TestNotebookUnclosedFence: a ```sql fence that is never closed is an
+// error naming its line, not a notebook of zero cells.
+func TestNotebookUnclosedFence(t *testing.T) {
+	cases := []struct {
+		src  string
+		want string // "" : no error
+	}{
+		{"# t\n```sql\nSELECT 1;\n```\n", ""},
+		{"# t\n\nprose\n```sql\nSELECT 1;\n", "x.md:4: the ```sql fence opened here is never closed"},
+		{"```sql\nSELECT 1;\n```\n```sql error\nbad\n", "x.md:4:"},
+		{"```text\nno sql here\n", ""},
+	}
+	dir := t.TempDir()
+	for i, c := range cases {
+		path := filepath.Join(dir, "x.md")
+		if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadNotebook(path)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("case %d: %v", i, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("case %d: err = %v, want %q", i, err, c.want)
+		}
 	}
 }

@@ -68,7 +68,12 @@ func loadSQLScript(path string, pick int) (*sqlScript, error) {
 	}
 	text := string(b)
 	if strings.HasSuffix(strings.ToLower(path), ".md") {
-		text = notebookSQL(repl.ParseNotebook(text))
+		nb := repl.ParseNotebook(text)
+		nb.Path = path
+		if err := nb.Check(); err != nil {
+			return nil, fmt.Errorf("tui -f: %w", err)
+		}
+		text = notebookSQL(nb)
 	}
 	return parseSQLScript(path, filepath.Dir(path), text, pick)
 }
