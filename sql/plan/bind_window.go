@@ -102,19 +102,16 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	var spec ops.WindowSpec
 	switch {
 	case fn == "TUMBLE" && (len(ms) == 1 || len(ms) == 2):
-		spec = ops.WindowSpec{Kind: ops.Tumble, Size: ms[0]}
-		if len(ms) == 2 {
-			spec.Offset = ms[1]
-		}
-	case fn == "HOP" && len(ms) == 2:
-		spec = ops.WindowSpec{Kind: ops.Hop, Slide: ms[0], Size: ms[1]}
-	case fn == "CUMULATE" && len(ms) == 2:
-		spec = ops.WindowSpec{Kind: ops.Cumulate, Slide: ms[0], Size: ms[1]}
+		spec = ops.WindowSpec{Kind: ops.Tumble, Size: ms[0], Offset: optionalArg(ms, 1)}
+	case fn == "HOP" && (len(ms) == 2 || len(ms) == 3):
+		spec = ops.WindowSpec{Kind: ops.Hop, Slide: ms[0], Size: ms[1], Offset: optionalArg(ms, 2)}
+	case fn == "CUMULATE" && (len(ms) == 2 || len(ms) == 3):
+		spec = ops.WindowSpec{Kind: ops.Cumulate, Slide: ms[0], Size: ms[1], Offset: optionalArg(ms, 2)}
 	case fn == "SESSION" && len(ms) == 1:
 		spec = ops.WindowSpec{Kind: ops.Session, Size: ms[0]}
 	default:
 		return nil, errorf(at, "%s takes a time column and %s", fn, map[string]string{
-			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size", "CUMULATE": "a step and a size",
+			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size (and an optional offset)", "CUMULATE": "a step and a size (and an optional offset)",
 			"SESSION": "a gap"}[fn])
 	}
 	if err := spec.Validate(); err != nil {
@@ -131,6 +128,14 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), Rowtime: rowtime != "",
 			StartGroup: -1, EndGroup: -1, RowtimeGroup: -1},
 		Detail: fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))}, nil
+}
+
+// optionalArg is ms[i], or 0 when the optional argument i is absent.
+func optionalArg(ms []int64, i int) int64 {
+	if i < len(ms) {
+		return ms[i]
+	}
+	return 0
 }
 
 func argText(args []ast.Expr) string {

@@ -227,10 +227,12 @@ func (b *builder) window(n *Node, ins []int) (int, error) {
 }
 
 // sessionAgg places a session window aggregate keyed by the group
-// expressions other than the window columns.
+// expressions other than the window columns. Without any, the key is the
+// empty (constant) one, never nil (a nil KeyFn keys by the whole row):
+// every row is in one partition, as in Flink.
 func (b *builder) sessionAgg(n *Node, ins []int) int {
 	w := n.Window
-	var key []expr.Expr
+	key := []expr.Expr{}
 	for i, g := range n.GroupBy {
 		if i != w.StartGroup && i != w.EndGroup && i != w.RowtimeGroup {
 			key = append(key, g)

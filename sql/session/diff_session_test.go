@@ -10,10 +10,7 @@ import (
 // of gap flags (a row starts a session when it is at least gap ms after
 // the key's previous row) over ev_ok, the rows that are not late.
 func sessionOracle(gap, sel, where string) string {
-	return `WITH f AS (SELECT k, v, ts, CASE WHEN ts - LAG(ts) OVER (PARTITION BY k ORDER BY ts, v) < ` + gap +
-		` THEN 0 ELSE 1 END AS g FROM ev_ok` + where + `),
-s AS (SELECT k, v, ts, SUM(g) OVER (PARTITION BY k ORDER BY ts, v ROWS UNBOUNDED PRECEDING) AS sid FROM f)
-SELECT ` + sel + ` FROM s GROUP BY k, sid`
+	return sessionOracleBy("k", "ev_ok"+where, gap, sel)
 }
 
 // sessionQueries pairs each clink session query with its SQLite rewrite.
@@ -24,6 +21,11 @@ var sessionQueries = [][2]string{
 		sessionOracle("400", `k, `+sts("MIN(ts)")+`, `+sts("MAX(ts) + 400")+`, AVG(v), MIN(v)`, " WHERE v > 20")},
 	{`SELECT SESSION_END(ts, INTERVAL '2' SECOND) AS e, k, COUNT(*) FROM ev GROUP BY SESSION(ts, INTERVAL '2' SECOND), k`,
 		sessionOracle("2000", sts("MAX(ts) + 2000")+`, k, COUNT(*)`, "")},
+	// No partition key: every row is in one partition (issue 16).
+	{`SELECT SESSION_START(ts, INTERVAL '300' MILLISECOND), SESSION_END(ts, INTERVAL '300' MILLISECOND), COUNT(*), SUM(v) FROM ev GROUP BY SESSION(ts, INTERVAL '300' MILLISECOND)`,
+		sessionOracleBy("", "ev_ok", "300", sts("MIN(ts)")+`, `+sts("MAX(ts) + 300")+`, COUNT(*), SUM(v)`)},
+	{`SELECT window_start, window_end, COUNT(*), MAX(v) FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '250' MILLISECOND)) WHERE v > 50 GROUP BY window_start, window_end`,
+		sessionOracleBy("", "ev_ok WHERE v > 50", "250", sts("MIN(ts)")+`, `+sts("MAX(ts) + 250")+`, COUNT(*), MAX(v)`)},
 }
 
 // TestDifferentialSessions runs SESSION windows (legacy and TVF) over
