@@ -176,12 +176,27 @@ func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 	c := *agg
 	c.Op, c.Window = OpWindowAgg, &info
 	if info.Spec.Kind == ops.Session {
-		c.Op = OpSessionAgg
+		c.Op, c.Key = OpSessionAgg, sessionKeyText(groups, &info)
 	}
 	if info.Lateness = b.windowLateness(w); info.Lateness > 0 {
 		c.Detail = strings.TrimPrefix(c.Detail+"; "+latenessDetail(info.Lateness), "; ")
 	}
 	return &c
+}
+
+// sessionKeyText is what EXPLAIN shows as a session aggregate's key: the
+// group expressions but the window columns, the partition it hashes by.
+func sessionKeyText(groups []ast.Expr, w *WindowInfo) string {
+	var text []string
+	for i, g := range groups {
+		if i != w.StartGroup && i != w.EndGroup && i != w.RowtimeGroup {
+			text = append(text, ast.String(g))
+		}
+	}
+	if len(text) == 0 {
+		return "(global)"
+	}
+	return strings.Join(text, ", ")
 }
 
 // plusMs adds a constant number of ms to a TIMESTAMP.

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -39,12 +40,15 @@ func TestDifferentialSessions(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			s := sessionWith(t, v, ddl)
-			res, err := s.Exec(context.Background(), "EXPLAIN "+sessionQueries[0][0])
-			if err != nil || !strings.Contains(res[0].Message, "SessionAggregate") {
-				t.Fatalf("not planned as a session aggregate: %v\n%v", err, res)
-			}
-			if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
-				t.Fatalf("session aggregate not on the async path:\n%v", res[0].Message)
+			for i, key := range map[int]string{0: "k", 2: "k", 3: "(global)", 4: "(global)"} {
+				// the key EXPLAIN shows is the partition the stage hashes by
+				res, err := s.Exec(context.Background(), "EXPLAIN "+sessionQueries[i][0])
+				if err != nil || !regexp.MustCompile(`SessionAggregate +`+regexp.QuoteMeta(key)+` +\d`).MatchString(res[0].Message) {
+					t.Fatalf("query %d: not a session aggregate keyed by %s: %v\n%v", i, key, err, res)
+				}
+				if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
+					t.Fatalf("session aggregate not on the async path:\n%v", res[0].Message)
+				}
 			}
 			checkQueries(t, s, side(sessionQueries, 0), want)
 		})

@@ -74,6 +74,16 @@ var windowQueries = [][2]string{
 		`SELECT ` + sts("ws") + `, ` + sts("ws + 2000") + `, COUNT(*), SUM(v) FROM (SELECT v, (ts / 2000) * 2000 AS ws FROM ev_ok) GROUP BY ws`},
 	{`SELECT TUMBLE_END(ts, INTERVAL '3' SECOND), MIN(v), COUNT(*) FROM ev GROUP BY TUMBLE(ts, INTERVAL '3' SECOND)`,
 		`SELECT ` + sts("ws + 3000") + `, MIN(v), COUNT(*) FROM (SELECT v, (ts / 3000) * 3000 AS ws FROM ev_ok) GROUP BY ws`},
+	// Window top-N partitioned by the window only, and a global top-N
+	// (no PARTITION BY) over a window aggregate.
+	{`SELECT window_start, window_end, k, v, rn FROM (SELECT window_start, window_end, k, v, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC, k, ts) AS rn
+	   FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND)) WHERE v >= 0) x WHERE rn <= 3`,
+		`SELECT ` + sts("ws") + `, ` + sts("ws + 2000") + `, k, v, rn FROM (SELECT ws, k, v, ROW_NUMBER() OVER (PARTITION BY ws ORDER BY v DESC, k, ts) AS rn
+	   FROM (SELECT k, v, ts, (ts / 2000) * 2000 AS ws FROM ev_ok)) WHERE rn <= 3`},
+	{`SELECT window_start, k, c, rn FROM (SELECT window_start, k, c, ROW_NUMBER() OVER (ORDER BY c DESC, window_start, k) AS rn
+	   FROM (SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end, k) a) b WHERE rn <= 5`,
+		`SELECT ` + sts("ws") + `, k, c, rn FROM (SELECT ws, k, c, ROW_NUMBER() OVER (ORDER BY c DESC, ws, k) AS rn
+	   FROM (SELECT (ts / 2000) * 2000 AS ws, k, COUNT(*) AS c FROM ev_ok GROUP BY ws, k)) WHERE rn <= 5`},
 }
 
 // TestDifferentialWindows runs TUMBLE, HOP and CUMULATE (TVF and legacy
