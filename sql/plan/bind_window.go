@@ -61,6 +61,10 @@ type WindowInfo struct {
 	// Lateness is a window aggregate's allowed lateness in ms
 	// (bind_window_lateness.go); above 0 its output is updating.
 	Lateness int64
+	// Partition lists a SESSION TVF's PARTITION BY columns (indices into
+	// the window node's columns), at PartitionAt; nil when none is given.
+	Partition   []int
+	PartitionAt ast.Pos
 }
 
 // windowTable plans TUMBLE / HOP / CUMULATE in FROM.
@@ -77,10 +81,37 @@ func (b *binder) windowTable(t *ast.WindowTable) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := windowPartition(n, t); err != nil {
+		return nil, err
+	}
 	if t.Alias != "" {
 		n = requalify(n, t.Alias)
 	}
 	return n, nil
+}
+
+// windowPartition resolves a SESSION TVF's PARTITION BY columns (the
+// other window functions take none).
+func windowPartition(n *Node, t *ast.WindowTable) error {
+	if len(t.PartitionBy) == 0 {
+		return nil
+	}
+	if n.Window.Spec.Kind != ops.Session {
+		return errorf(t.PartitionBy[0].Position(), "only SESSION takes PARTITION BY, not %s", strings.ToUpper(t.Func))
+	}
+	n.Window.PartitionAt = t.PartitionBy[0].Position()
+	for _, p := range t.PartitionBy {
+		ref, ok := p.(*ast.ColumnRef)
+		if !ok {
+			return errorf(p.Position(), "SESSION PARTITION BY takes columns, not %s", ast.String(p))
+		}
+		idx, err := n.Inputs[0].Schema.Resolve(ref)
+		if err != nil {
+			return err
+		}
+		n.Window.Partition = append(n.Window.Partition, idx)
+	}
+	return nil
 }
 
 // windowNode appends window_start and window_end to in's rows, and a

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,7 +57,10 @@ func TestDifferentialSessions(t *testing.T) {
 }
 
 // TestSessionErrors: a SESSION window nothing aggregates, or one over a
-// column without a watermark, is an error, not per-row windows.
+// column without a watermark, is an error, not per-row windows; so is a
+// TVF PARTITION BY the GROUP BY does not match exactly (Flink's rule: the
+// sessions would otherwise be per group key, not per partition), with
+// its position.
 func TestSessionErrors(t *testing.T) {
 	s := newSession(t, variants[0])
 	ddl := `CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'values');
@@ -64,13 +68,31 @@ CREATE TABLE nw (k BIGINT, ts TIMESTAMP(3)) WITH (connector = 'values');`
 	if _, err := s.Exec(context.Background(), ddl); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{
-		`SELECT * FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))`,
-		`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`,
-		`SELECT k, COUNT(*) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)`,
+	for _, c := range []struct {
+		q, at string // at: where the error points (its first occurrence in q); "" for anywhere
+		msg   string
+	}{
+		{`SELECT * FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))`, "", "SESSION"},
+		{`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`, "", "SESSION"},
+		{`SELECT k, COUNT(*) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)`, "", "SESSION"},
+		{`SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
+			"k, DESC", "SESSION PARTITION BY columns must all be in the GROUP BY"},
+		{`SELECT k, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY (k, v), DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end`,
+			"k, v)", "SESSION PARTITION BY columns must all be in the GROUP BY"},
+		{`SELECT k, v, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, v, window_start, window_end`,
+			"v, window_start", "GROUP BY v over SESSION(... PARTITION BY ...)"},
+		{`SELECT COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k + 1, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
+			"+ 1", "SESSION PARTITION BY takes columns"}, // a binary expression is at its operator
+		{`SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
+			"k, DESC", "only SESSION takes PARTITION BY, not TUMBLE"},
 	} {
-		if _, err := s.Query(context.Background(), q); err == nil || !strings.Contains(err.Error(), "SESSION") {
-			t.Errorf("%s: err = %v, want a SESSION error", q, err)
+		_, err := s.Query(context.Background(), c.q)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: err = %v, want %q", c.q, err, c.msg)
+			continue
+		}
+		if at := fmt.Sprintf("error at 1:%d:", strings.Index(c.q, c.at)+1); c.at != "" && !strings.HasPrefix(err.Error(), at) {
+			t.Errorf("%s: err = %v, want it %s", c.q, err, at)
 		}
 	}
 }
