@@ -12,8 +12,9 @@ import (
 // SessionAggConfig is a GROUP BY over a SESSION window on a watermarked,
 // append-only input. GroupBy lists every output group column (the window
 // ones included, at StartGroup and EndGroup, -1 when absent); Key is the
-// session partition (the other group expressions); Time is a row's event
-// time; Gap the session gap in ms.
+// session partition (the other group expressions; nil or empty: one
+// partition of every row); Time is a row's event time; Gap the session
+// gap in ms.
 type SessionAggConfig struct {
 	AggregateConfig
 	Key                  []expr.Expr
@@ -56,6 +57,9 @@ type session struct {
 
 // NewSessionAggregate returns a session window aggregate.
 func NewSessionAggregate(cfg SessionAggConfig) *SessionAggregate {
+	if cfg.Key == nil { // no partition: the empty key, not KeyFn's whole row
+		cfg.Key = []expr.Expr{}
+	}
 	s := &SessionAggregate{eventClock: newEventClock(), cfg: cfg, agg: NewAggregate(cfg.AggregateConfig)}
 	s.agg.keys = []KeyFn{{Exprs: cfg.Key}}
 	s.agg.keyTypes = s.agg.keyTypes[:0]

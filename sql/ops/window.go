@@ -24,12 +24,14 @@ const (
 func (k WindowKind) String() string { return [...]string{"TUMBLE", "HOP", "CUMULATE", "SESSION"}[k] }
 
 // WindowSpec is one window assignment: TUMBLE(size [, offset]),
-// HOP(slide, size) or CUMULATE(step, size), all in ms.
+// HOP(slide, size [, offset]) or CUMULATE(step, size [, offset]), all in
+// ms. Windows start at multiples of the size (TUMBLE, CUMULATE) or the
+// slide (HOP), shifted by the offset.
 type WindowSpec struct {
 	Kind   WindowKind
 	Size   int64
 	Slide  int64 // HOP's slide, CUMULATE's step
-	Offset int64 // TUMBLE's offset
+	Offset int64 // shifts the window starts
 }
 
 // Validate reports a spec whose sizes cannot assign windows.
@@ -64,15 +66,15 @@ func (w WindowSpec) Assign(ts int64, f func(start, end int64)) {
 		s := floorDiv(ts-w.Offset, w.Size)*w.Size + w.Offset
 		f(s, s+w.Size)
 	case Hop:
-		last := floorDiv(ts, w.Slide) * w.Slide
-		first := last - w.Size + w.Slide
+		// Windows start at multiples of the slide (plus the offset), as in
+		// Flink and Calcite: every such start in (ts - size, ts].
+		last := floorDiv(ts-w.Offset, w.Slide)*w.Slide + w.Offset
+		first := last - floorDiv(last-ts+w.Size-1, w.Slide)*w.Slide
 		for s := first; s <= last; s += w.Slide {
-			if ts >= s && ts < s+w.Size {
-				f(s, s+w.Size)
-			}
+			f(s, s+w.Size)
 		}
 	case Cumulate:
-		s := floorDiv(ts, w.Size) * w.Size
+		s := floorDiv(ts-w.Offset, w.Size)*w.Size + w.Offset
 		for e := floorDiv(ts-s, w.Slide)*w.Slide + w.Slide + s; e <= s+w.Size; e += w.Slide {
 			f(s, e)
 		}

@@ -74,7 +74,9 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	if groups == nil {
 		agg.GroupBy = []expr.Expr{}
 	}
-	agg = b.windowAgg(agg, n, groupBy)
+	if agg, err = b.windowAgg(agg, n, groupBy); err != nil {
+		return nil, nil, err
+	}
 	if s.Having == nil {
 		return agg, subst, nil
 	}

@@ -61,6 +61,10 @@ type WindowInfo struct {
 	// Lateness is a window aggregate's allowed lateness in ms
 	// (bind_window_lateness.go); above 0 its output is updating.
 	Lateness int64
+	// Partition lists a SESSION TVF's PARTITION BY columns (indices into
+	// the window node's columns), at PartitionAt; nil when none is given.
+	Partition   []int
+	PartitionAt ast.Pos
 }
 
 // windowTable plans TUMBLE / HOP / CUMULATE in FROM.
@@ -77,10 +81,37 @@ func (b *binder) windowTable(t *ast.WindowTable) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := windowPartition(n, t); err != nil {
+		return nil, err
+	}
 	if t.Alias != "" {
 		n = requalify(n, t.Alias)
 	}
 	return n, nil
+}
+
+// windowPartition resolves a SESSION TVF's PARTITION BY columns (the
+// other window functions take none).
+func windowPartition(n *Node, t *ast.WindowTable) error {
+	if len(t.PartitionBy) == 0 {
+		return nil
+	}
+	if n.Window.Spec.Kind != ops.Session {
+		return errorf(t.PartitionBy[0].Position(), "only SESSION takes PARTITION BY, not %s", strings.ToUpper(t.Func))
+	}
+	n.Window.PartitionAt = t.PartitionBy[0].Position()
+	for _, p := range t.PartitionBy {
+		ref, ok := p.(*ast.ColumnRef)
+		if !ok {
+			return errorf(p.Position(), "SESSION PARTITION BY takes columns, not %s", ast.String(p))
+		}
+		idx, err := n.Inputs[0].Schema.Resolve(ref)
+		if err != nil {
+			return err
+		}
+		n.Window.Partition = append(n.Window.Partition, idx)
+	}
+	return nil
 }
 
 // windowNode appends window_start and window_end to in's rows, and a
@@ -102,19 +133,16 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	var spec ops.WindowSpec
 	switch {
 	case fn == "TUMBLE" && (len(ms) == 1 || len(ms) == 2):
-		spec = ops.WindowSpec{Kind: ops.Tumble, Size: ms[0]}
-		if len(ms) == 2 {
-			spec.Offset = ms[1]
-		}
-	case fn == "HOP" && len(ms) == 2:
-		spec = ops.WindowSpec{Kind: ops.Hop, Slide: ms[0], Size: ms[1]}
-	case fn == "CUMULATE" && len(ms) == 2:
-		spec = ops.WindowSpec{Kind: ops.Cumulate, Slide: ms[0], Size: ms[1]}
+		spec = ops.WindowSpec{Kind: ops.Tumble, Size: ms[0], Offset: optionalArg(ms, 1)}
+	case fn == "HOP" && (len(ms) == 2 || len(ms) == 3):
+		spec = ops.WindowSpec{Kind: ops.Hop, Slide: ms[0], Size: ms[1], Offset: optionalArg(ms, 2)}
+	case fn == "CUMULATE" && (len(ms) == 2 || len(ms) == 3):
+		spec = ops.WindowSpec{Kind: ops.Cumulate, Slide: ms[0], Size: ms[1], Offset: optionalArg(ms, 2)}
 	case fn == "SESSION" && len(ms) == 1:
 		spec = ops.WindowSpec{Kind: ops.Session, Size: ms[0]}
 	default:
 		return nil, errorf(at, "%s takes a time column and %s", fn, map[string]string{
-			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size", "CUMULATE": "a step and a size",
+			"TUMBLE": "a size (and an optional offset)", "HOP": "a slide and a size (and an optional offset)", "CUMULATE": "a step and a size (and an optional offset)",
 			"SESSION": "a gap"}[fn])
 	}
 	if err := spec.Validate(); err != nil {
@@ -131,6 +159,14 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), Rowtime: rowtime != "",
 			StartGroup: -1, EndGroup: -1, RowtimeGroup: -1},
 		Detail: fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))}, nil
+}
+
+// optionalArg is ms[i], or 0 when the optional argument i is absent.
+func optionalArg(ms []int64, i int) int64 {
+	if i < len(ms) {
+		return ms[i]
+	}
+	return 0
 }
 
 func argText(args []ast.Expr) string {

@@ -118,9 +118,9 @@ func firstArg(c *ast.FuncCall) ast.Expr {
 // renames and filters between the window and the aggregate), into an
 // emit-once window aggregate (updating when it has an allowed lateness).
 // Any other aggregate stays a continuously updating one.
-func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) *Node {
+func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) (*Node, error) {
 	if !in.AppendOnly() {
-		return agg
+		return agg, nil
 	}
 	var w *Node
 	info := WindowInfo{StartGroup: -1, EndGroup: -1, RowtimeGroup: -1}
@@ -149,7 +149,7 @@ func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 		}
 	}
 	if w == nil || !w.Window.Watermark {
-		return agg
+		return agg, nil
 	}
 	info.Spec, info.TimeCol, info.Watermark, info.Rowtime = w.Window.Spec, w.Window.TimeCol, true, w.Window.Rowtime
 	ts := types.Timestamp
@@ -171,17 +171,72 @@ func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) *Node {
 	case info.RowtimeGroup >= 0:
 		info.End = plusMs{colExpr(rowIn, ts), 1}
 	default:
-		return agg
+		return agg, nil
 	}
 	c := *agg
 	c.Op, c.Window = OpWindowAgg, &info
 	if info.Spec.Kind == ops.Session {
-		c.Op = OpSessionAgg
+		c.Op, c.Key = OpSessionAgg, sessionKeyText(groups, &info)
+		if err := checkSessionPartition(in, w, groups, &info); err != nil {
+			return nil, err
+		}
 	}
 	if info.Lateness = b.windowLateness(w); info.Lateness > 0 {
 		c.Detail = strings.TrimPrefix(c.Detail+"; "+latenessDetail(info.Lateness), "; ")
 	}
-	return &c
+	return &c, nil
+}
+
+// sessionKeyText is what EXPLAIN shows as a session aggregate's key: the
+// group expressions but the window columns, the partition it hashes by.
+func sessionKeyText(groups []ast.Expr, w *WindowInfo) string {
+	var text []string
+	for i, g := range groups {
+		if i != w.StartGroup && i != w.EndGroup && i != w.RowtimeGroup {
+			text = append(text, ast.String(g))
+		}
+	}
+	if len(text) == 0 {
+		return "(global)"
+	}
+	return strings.Join(text, ", ")
+}
+
+// checkSessionPartition: a SESSION TVF's PARTITION BY columns must be
+// exactly the GROUP BY's columns besides the window ones (Flink's rule
+// for a session window aggregate), since the session aggregate computes
+// sessions per group key: anything else would merge or split sessions
+// differently from what PARTITION BY says.
+func checkSessionPartition(in, w *Node, groups []ast.Expr, info *WindowInfo) error {
+	if w.Window.Partition == nil {
+		return nil
+	}
+	want := map[int]bool{}
+	for _, p := range w.Window.Partition {
+		want[p] = true
+	}
+	got := map[int]bool{}
+	for i, g := range groups {
+		if i == info.StartGroup || i == info.EndGroup || i == info.RowtimeGroup {
+			continue
+		}
+		widx := -1
+		if ref, ok := g.(*ast.ColumnRef); ok {
+			if idx, err := in.Schema.Resolve(ref); err == nil {
+				if src, j, ok := windowOrigin(in, idx); ok && src == w {
+					widx = j
+				}
+			}
+		}
+		if !want[widx] {
+			return errorf(g.Position(), "GROUP BY %s over SESSION(... PARTITION BY ...): group by exactly the partition columns besides window_start/window_end", ast.String(g))
+		}
+		got[widx] = true
+	}
+	if len(got) != len(want) {
+		return errorf(w.Window.PartitionAt, "SESSION PARTITION BY columns must all be in the GROUP BY (besides window_start/window_end)")
+	}
+	return nil
 }
 
 // plusMs adds a constant number of ms to a TIMESTAMP.
@@ -227,10 +282,12 @@ func (b *builder) window(n *Node, ins []int) (int, error) {
 }
 
 // sessionAgg places a session window aggregate keyed by the group
-// expressions other than the window columns.
+// expressions other than the window columns. Without any, the key is the
+// empty (constant) one, never nil (a nil KeyFn keys by the whole row):
+// every row is in one partition, as in Flink.
 func (b *builder) sessionAgg(n *Node, ins []int) int {
 	w := n.Window
-	var key []expr.Expr
+	key := []expr.Expr{}
 	for i, g := range n.GroupBy {
 		if i != w.StartGroup && i != w.EndGroup && i != w.RowtimeGroup {
 			key = append(key, g)

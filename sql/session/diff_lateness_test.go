@@ -72,13 +72,19 @@ var latenessQueries = [][2]string{
 		lat(sessionOracleOver("ev_all WHERE ts + $L > wm", "1000", `k, `+sts("MIN(ts)")+`, `+sts("MAX(ts) + 1000")+`, COUNT(*), SUM(v)`))},
 	{`SELECT k, window_start, window_end, MAX(v), COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '400' MILLISECOND)) WHERE v > 20 GROUP BY k, window_start, window_end`,
 		lat(sessionOracleOver("ev_all WHERE ts + $L > wm AND v > 20", "400", `k, `+sts("MIN(ts)")+`, `+sts("MAX(ts) + 400")+`, MAX(v), COUNT(*)`))},
+	// HOP windows starting at multiples of the slide, the size not a
+	// multiple of it; a SESSION without a partition key (issue 16).
+	{`SELECT HOP_START(ts, INTERVAL '2' SECOND, INTERVAL '3' SECOND), COUNT(*), SUM(v) FROM ev GROUP BY HOP(ts, INTERVAL '2' SECOND, INTERVAL '3' SECOND)`,
+		lat(`SELECT ` + sts("ws") + `, COUNT(*), SUM(v) FROM (SELECT v, ts, wm, (ts / 2000) * 2000 - o * 2000 AS ws FROM ev_all, (SELECT 0 AS o UNION ALL SELECT 1)) WHERE ts < ws + 3000 AND ws + 3000 - 1 + $L > wm GROUP BY ws`)},
+	{`SELECT SESSION_START(ts, INTERVAL '500' MILLISECOND), SESSION_END(ts, INTERVAL '500' MILLISECOND), COUNT(*), MAX(v) FROM ev GROUP BY SESSION(ts, INTERVAL '500' MILLISECOND)`,
+		lat(sessionOracleBy("", "ev_all WHERE ts + $L > wm", "500", sts("MIN(ts)")+`, `+sts("MAX(ts) + 500")+`, COUNT(*), MAX(v)`))},
 }
 
 // latenessKeyCols is, per lateness query, how many leading result
 // columns key its changelog: each key's changes must come in the same
 // order on every variant (sessions: by partition key, as a merge changes
 // a session's bounds).
-var latenessKeyCols = []int{3, 1, 3, 1, 1}
+var latenessKeyCols = []int{3, 1, 3, 1, 1, 1, 0}
 
 // changesByKey splits a changelog by its first n columns.
 func changesByKey(chs []ops.Change, n int) map[string][]string {
@@ -106,11 +112,20 @@ func sameByKey(a, b map[string][]string) (string, bool) {
 }
 
 // sessionOracleOver is sessionOracle over a FROM/WHERE of choice.
-func sessionOracleOver(from, gap, sel string) string {
-	return `WITH f AS (SELECT k, v, ts, CASE WHEN ts - LAG(ts) OVER (PARTITION BY k ORDER BY ts, v) < ` + gap +
+func sessionOracleOver(from, gap, sel string) string { return sessionOracleBy("k", from, gap, sel) }
+
+// sessionOracleBy numbers the sessions of each partition (part: a column
+// list, or "" for one partition of every row) over from with a running
+// sum of gap flags, and selects sel per (partition, session).
+func sessionOracleBy(part, from, gap, sel string) string {
+	over, cols, group := "ORDER BY ts, v", "v, ts", "sid"
+	if part != "" {
+		over, cols, group = "PARTITION BY "+part+" "+over, part+", "+cols, part+", sid"
+	}
+	return `WITH f AS (SELECT ` + cols + `, CASE WHEN ts - LAG(ts) OVER (` + over + `) < ` + gap +
 		` THEN 0 ELSE 1 END AS g FROM ` + from + `),
-s AS (SELECT k, v, ts, SUM(g) OVER (PARTITION BY k ORDER BY ts, v ROWS UNBOUNDED PRECEDING) AS sid FROM f)
-SELECT ` + sel + ` FROM s GROUP BY k, sid`
+s AS (SELECT ` + cols + `, SUM(g) OVER (` + over + ` ROWS UNBOUNDED PRECEDING) AS sid FROM f)
+SELECT ` + sel + ` FROM s GROUP BY ` + group
 }
 
 // TestDifferentialLateness runs TUMBLE, HOP (legacy), CUMULATE and

@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -10,10 +12,7 @@ import (
 // of gap flags (a row starts a session when it is at least gap ms after
 // the key's previous row) over ev_ok, the rows that are not late.
 func sessionOracle(gap, sel, where string) string {
-	return `WITH f AS (SELECT k, v, ts, CASE WHEN ts - LAG(ts) OVER (PARTITION BY k ORDER BY ts, v) < ` + gap +
-		` THEN 0 ELSE 1 END AS g FROM ev_ok` + where + `),
-s AS (SELECT k, v, ts, SUM(g) OVER (PARTITION BY k ORDER BY ts, v ROWS UNBOUNDED PRECEDING) AS sid FROM f)
-SELECT ` + sel + ` FROM s GROUP BY k, sid`
+	return sessionOracleBy("k", "ev_ok"+where, gap, sel)
 }
 
 // sessionQueries pairs each clink session query with its SQLite rewrite.
@@ -24,6 +23,11 @@ var sessionQueries = [][2]string{
 		sessionOracle("400", `k, `+sts("MIN(ts)")+`, `+sts("MAX(ts) + 400")+`, AVG(v), MIN(v)`, " WHERE v > 20")},
 	{`SELECT SESSION_END(ts, INTERVAL '2' SECOND) AS e, k, COUNT(*) FROM ev GROUP BY SESSION(ts, INTERVAL '2' SECOND), k`,
 		sessionOracle("2000", sts("MAX(ts) + 2000")+`, k, COUNT(*)`, "")},
+	// No partition key: every row is in one partition (issue 16).
+	{`SELECT SESSION_START(ts, INTERVAL '300' MILLISECOND), SESSION_END(ts, INTERVAL '300' MILLISECOND), COUNT(*), SUM(v) FROM ev GROUP BY SESSION(ts, INTERVAL '300' MILLISECOND)`,
+		sessionOracleBy("", "ev_ok", "300", sts("MIN(ts)")+`, `+sts("MAX(ts) + 300")+`, COUNT(*), SUM(v)`)},
+	{`SELECT window_start, window_end, COUNT(*), MAX(v) FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '250' MILLISECOND)) WHERE v > 50 GROUP BY window_start, window_end`,
+		sessionOracleBy("", "ev_ok WHERE v > 50", "250", sts("MIN(ts)")+`, `+sts("MAX(ts) + 250")+`, COUNT(*), MAX(v)`)},
 }
 
 // TestDifferentialSessions runs SESSION windows (legacy and TVF) over
@@ -37,12 +41,15 @@ func TestDifferentialSessions(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			s := sessionWith(t, v, ddl)
-			res, err := s.Exec(context.Background(), "EXPLAIN "+sessionQueries[0][0])
-			if err != nil || !strings.Contains(res[0].Message, "SessionAggregate") {
-				t.Fatalf("not planned as a session aggregate: %v\n%v", err, res)
-			}
-			if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
-				t.Fatalf("session aggregate not on the async path:\n%v", res[0].Message)
+			for i, key := range map[int]string{0: "k", 2: "k", 3: "(global)", 4: "(global)"} {
+				// the key EXPLAIN shows is the partition the stage hashes by
+				res, err := s.Exec(context.Background(), "EXPLAIN "+sessionQueries[i][0])
+				if err != nil || !regexp.MustCompile(`SessionAggregate +`+regexp.QuoteMeta(key)+` +\d`).MatchString(res[0].Message) {
+					t.Fatalf("query %d: not a session aggregate keyed by %s: %v\n%v", i, key, err, res)
+				}
+				if v.async && !strings.Contains(res[0].Message, "async, coalesced") {
+					t.Fatalf("session aggregate not on the async path:\n%v", res[0].Message)
+				}
 			}
 			checkQueries(t, s, side(sessionQueries, 0), want)
 		})
@@ -50,7 +57,10 @@ func TestDifferentialSessions(t *testing.T) {
 }
 
 // TestSessionErrors: a SESSION window nothing aggregates, or one over a
-// column without a watermark, is an error, not per-row windows.
+// column without a watermark, is an error, not per-row windows; so is a
+// TVF PARTITION BY the GROUP BY does not match exactly (Flink's rule: the
+// sessions would otherwise be per group key, not per partition), with
+// its position.
 func TestSessionErrors(t *testing.T) {
 	s := newSession(t, variants[0])
 	ddl := `CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'values');
@@ -58,13 +68,31 @@ CREATE TABLE nw (k BIGINT, ts TIMESTAMP(3)) WITH (connector = 'values');`
 	if _, err := s.Exec(context.Background(), ddl); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{
-		`SELECT * FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))`,
-		`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`,
-		`SELECT k, COUNT(*) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)`,
+	for _, c := range []struct {
+		q, at string // at: where the error points (its first occurrence in q); "" for anywhere
+		msg   string
+	}{
+		{`SELECT * FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))`, "", "SESSION"},
+		{`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`, "", "SESSION"},
+		{`SELECT k, COUNT(*) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)`, "", "SESSION"},
+		{`SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
+			"k, DESC", "SESSION PARTITION BY columns must all be in the GROUP BY"},
+		{`SELECT k, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY (k, v), DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end`,
+			"k, v)", "SESSION PARTITION BY columns must all be in the GROUP BY"},
+		{`SELECT k, v, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, v, window_start, window_end`,
+			"v, window_start", "GROUP BY v over SESSION(... PARTITION BY ...)"},
+		{`SELECT COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k + 1, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
+			"+ 1", "SESSION PARTITION BY takes columns"}, // a binary expression is at its operator
+		{`SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
+			"k, DESC", "only SESSION takes PARTITION BY, not TUMBLE"},
 	} {
-		if _, err := s.Query(context.Background(), q); err == nil || !strings.Contains(err.Error(), "SESSION") {
-			t.Errorf("%s: err = %v, want a SESSION error", q, err)
+		_, err := s.Query(context.Background(), c.q)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: err = %v, want %q", c.q, err, c.msg)
+			continue
+		}
+		if at := fmt.Sprintf("error at 1:%d:", strings.Index(c.q, c.at)+1); c.at != "" && !strings.HasPrefix(err.Error(), at) {
+			t.Errorf("%s: err = %v, want it %s", c.q, err, at)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,33 @@ var windowQueries = [][2]string{
 		`SELECT k, ` + sts("ws") + `, ` + sts("ws + 2000") + `, AVG(v) FROM (SELECT k, v, (ts / 2000) * 2000 AS ws FROM ev_ok) GROUP BY k, ws`},
 	{`SELECT HOP_END(ts, INTERVAL '1' SECOND, INTERVAL '3' SECOND), COUNT(*) FROM ev GROUP BY HOP(ts, INTERVAL '1' SECOND, INTERVAL '3' SECOND)`,
 		`SELECT ` + sts("ws + 3000") + `, COUNT(*) FROM (SELECT (ts / 1000) * 1000 - o * 1000 AS ws FROM ev_ok, (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2)) GROUP BY ws`},
+	// HOP windows start at multiples of the slide (plus the offset) also
+	// when the size is not a multiple of it, or smaller (issue 16).
+	{`SELECT k, window_start, window_end, COUNT(*), SUM(v) FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '3' SECOND)) GROUP BY k, window_start, window_end`,
+		`SELECT k, ` + sts("ws") + `, ` + sts("ws + 3000") + `, COUNT(*), SUM(v) FROM (SELECT k, v, ts, (ts / 2000) * 2000 - o * 2000 AS ws FROM ev_ok, (SELECT 0 AS o UNION ALL SELECT 1)) WHERE ts < ws + 3000 GROUP BY k, ws`},
+	{`SELECT HOP_START(ts, INTERVAL '2' SECOND, INTERVAL '5' SECOND), HOP_END(ts, INTERVAL '2' SECOND, INTERVAL '5' SECOND), COUNT(*), MAX(v) FROM ev GROUP BY HOP(ts, INTERVAL '2' SECOND, INTERVAL '5' SECOND)`,
+		`SELECT ` + sts("ws") + `, ` + sts("ws + 5000") + `, COUNT(*), MAX(v) FROM (SELECT v, ts, (ts / 2000) * 2000 - o * 2000 AS ws FROM ev_ok, (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2)) WHERE ts < ws + 5000 GROUP BY ws`},
+	{`SELECT k, HOP_START(ts, INTERVAL '3' SECOND, INTERVAL '2' SECOND), COUNT(*), MIN(v) FROM ev GROUP BY k, HOP(ts, INTERVAL '3' SECOND, INTERVAL '2' SECOND)`,
+		`SELECT k, ` + sts("ws") + `, COUNT(*), MIN(v) FROM (SELECT k, v, ts, (ts / 3000) * 3000 AS ws FROM ev_ok) WHERE ts < ws + 2000 GROUP BY k, ws`},
+	{`SELECT window_start, window_end, COUNT(*), SUM(v) FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '3' SECOND, INTERVAL '500' MILLISECOND)) GROUP BY window_start, window_end`,
+		`SELECT ` + sts("ws") + `, ` + sts("ws + 3000") + `, COUNT(*), SUM(v) FROM (SELECT v, ts, ((ts - 500) / 2000) * 2000 + 500 - o * 2000 AS ws FROM ev_ok, (SELECT 0 AS o UNION ALL SELECT 1)) WHERE ts < ws + 3000 GROUP BY ws`},
+	{`SELECT window_start, window_end, COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '3' SECOND, INTERVAL '500' MILLISECOND)) GROUP BY window_start, window_end`,
+		`SELECT ` + sts("s") + `, ` + sts("s + e * 1000") + `, COUNT(*) FROM (SELECT ts, ((ts - 500) / 3000) * 3000 + 500 AS s FROM ev_ok), (SELECT 1 AS e UNION ALL SELECT 2 UNION ALL SELECT 3) WHERE ts < s + e * 1000 GROUP BY s, e`},
+	// No key but the window: one group per window.
+	{`SELECT window_start, window_end, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end`,
+		`SELECT ` + sts("ws") + `, ` + sts("ws + 2000") + `, COUNT(*), SUM(v) FROM (SELECT v, (ts / 2000) * 2000 AS ws FROM ev_ok) GROUP BY ws`},
+	{`SELECT TUMBLE_END(ts, INTERVAL '3' SECOND), MIN(v), COUNT(*) FROM ev GROUP BY TUMBLE(ts, INTERVAL '3' SECOND)`,
+		`SELECT ` + sts("ws + 3000") + `, MIN(v), COUNT(*) FROM (SELECT v, (ts / 3000) * 3000 AS ws FROM ev_ok) GROUP BY ws`},
+	// Window top-N partitioned by the window only, and a global top-N
+	// (no PARTITION BY) over a window aggregate.
+	{`SELECT window_start, window_end, k, v, rn FROM (SELECT window_start, window_end, k, v, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC, k, ts) AS rn
+	   FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND)) WHERE v >= 0) x WHERE rn <= 3`,
+		`SELECT ` + sts("ws") + `, ` + sts("ws + 2000") + `, k, v, rn FROM (SELECT ws, k, v, ROW_NUMBER() OVER (PARTITION BY ws ORDER BY v DESC, k, ts) AS rn
+	   FROM (SELECT k, v, ts, (ts / 2000) * 2000 AS ws FROM ev_ok)) WHERE rn <= 3`},
+	{`SELECT window_start, k, c, rn FROM (SELECT window_start, k, c, ROW_NUMBER() OVER (ORDER BY c DESC, window_start, k) AS rn
+	   FROM (SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end, k) a) b WHERE rn <= 5`,
+		`SELECT ` + sts("ws") + `, k, c, rn FROM (SELECT ws, k, c, ROW_NUMBER() OVER (ORDER BY c DESC, ws, k) AS rn
+	   FROM (SELECT (ts / 2000) * 2000 AS ws, k, COUNT(*) AS c FROM ev_ok GROUP BY ws, k)) WHERE rn <= 5`},
 }
 
 // TestDifferentialWindows runs TUMBLE, HOP and CUMULATE (TVF and legacy
@@ -80,6 +108,46 @@ func TestDifferentialWindows(t *testing.T) {
 				t.Fatalf("window aggregate not on the async path:\n%v", res[0].Message)
 			}
 			checkQueries(t, s, side(windowQueries, 0), want)
+		})
+	}
+}
+
+// TestWindowIssueExamples checks issue 16's reproductions against the
+// windows Flink's documentation gives (hand-checked): a keyless SESSION
+// is one session of every row, and HOP windows start at multiples of the
+// slide (plus the offset) whatever the size.
+func TestWindowIssueExamples(t *testing.T) {
+	var ddl strings.Builder
+	ddl.WriteString("CREATE TABLE e (v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector = 'values');\n")
+	for i := range 100 { // 200 ms apart: one session at a 20 s gap
+		fmt.Fprintf(&ddl, "INSERT INTO e VALUES (%d, TIMESTAMP '2024-01-01 00:00:00' + INTERVAL '%d' MILLISECOND);\n", i, i*200)
+	}
+	ddl.WriteString(`CREATE TABLE h (v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (connector = 'values');
+INSERT INTO h VALUES (2, TIMESTAMP '2024-01-01 14:13:00'), (1, TIMESTAMP '2024-01-01 14:23:10');`)
+	oneSession := []string{"2024-01-01 00:00:00.000|2024-01-01 00:00:39.800|100|4950"}
+	cases := []struct {
+		name, query string
+		want        []string
+	}{
+		{"session-legacy", `SELECT SESSION_START(ts, INTERVAL '20' SECOND), SESSION_END(ts, INTERVAL '20' SECOND), COUNT(*), SUM(v) FROM e GROUP BY SESSION(ts, INTERVAL '20' SECOND)`, oneSession},
+		{"session-tvf", `SELECT window_start, window_end, COUNT(*), SUM(v) FROM TABLE(SESSION(TABLE e, DESCRIPTOR(ts), INTERVAL '20' SECOND)) GROUP BY window_start, window_end`, oneSession},
+		{"hop-tvf", `SELECT window_start, window_end, SUM(v) FROM TABLE(HOP(TABLE h, DESCRIPTOR(ts), INTERVAL '40' MINUTE, INTERVAL '60' MINUTE)) WHERE v = 1 GROUP BY window_start, window_end`,
+			[]string{"2024-01-01 14:00:00.000|2024-01-01 15:00:00.000|1"}},
+		{"hop-legacy", `SELECT HOP_START(ts, INTERVAL '40' MINUTE, INTERVAL '60' MINUTE), HOP_END(ts, INTERVAL '40' MINUTE, INTERVAL '60' MINUTE), SUM(v) FROM h GROUP BY HOP(ts, INTERVAL '40' MINUTE, INTERVAL '60' MINUTE)`,
+			[]string{"2024-01-01 13:20:00.000|2024-01-01 14:20:00.000|2", "2024-01-01 14:00:00.000|2024-01-01 15:00:00.000|3"}},
+		{"hop-offset", `SELECT window_start, window_end, SUM(v) FROM HOP(h, ts, INTERVAL '40' MINUTE, INTERVAL '60' MINUTE, INTERVAL '10' MINUTE) GROUP BY window_start, window_end`,
+			[]string{"2024-01-01 13:30:00.000|2024-01-01 14:30:00.000|3", "2024-01-01 14:10:00.000|2024-01-01 15:10:00.000|3"}},
+		{"hop-size-below-slide", `SELECT window_start, window_end, SUM(v) FROM TABLE(HOP(TABLE h, DESCRIPTOR(ts), INTERVAL '40' MINUTE, INTERVAL '20' MINUTE)) GROUP BY window_start, window_end`,
+			[]string{"2024-01-01 14:00:00.000|2024-01-01 14:20:00.000|2"}},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			s := sessionWith(t, v, ddl.String())
+			for _, c := range cases {
+				if got := clinkRows(t, s, c.query); !slices.Equal(got, c.want) {
+					t.Errorf("%s: %s\n%s", c.name, c.query, diff(got, c.want))
+				}
+			}
 		})
 	}
 }

@@ -46,6 +46,8 @@ var windowRecoverQueries = []string{
 	`SELECT k, window_start, window_end, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start, window_end`,
 	`SELECT k, HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND), MAX(v) FROM ev GROUP BY k, HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)`,
 	`SELECT k, SESSION_START(ts, INTERVAL '3' SECOND), SESSION_END(ts, INTERVAL '3' SECOND), COUNT(*), SUM(v) FROM ev GROUP BY k, SESSION(ts, INTERVAL '3' SECOND)`,
+	`SELECT k, HOP_START(ts, INTERVAL '4' SECOND, INTERVAL '6' SECOND), COUNT(*), SUM(v) FROM ev GROUP BY k, HOP(ts, INTERVAL '4' SECOND, INTERVAL '6' SECOND)`,
+	`SELECT SESSION_START(ts, INTERVAL '2' SECOND), SESSION_END(ts, INTERVAL '2' SECOND), COUNT(*), SUM(v) FROM ev GROUP BY SESSION(ts, INTERVAL '2' SECOND)`,
 }
 
 // phasedRestore is a checkpoint → crash → restore run of one query: ddl,
