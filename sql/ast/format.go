@@ -15,7 +15,24 @@ func String(n Node) string {
 	return p.String()
 }
 
-type printer struct{ strings.Builder }
+// Renderings returns String of e and of every expression under it, from
+// one rendering (each is a substring of e's), so a caller that needs the
+// text of every node of a deep tree does linear work, not quadratic.
+func Renderings(e Expr) map[Expr]string {
+	p := printer{spans: map[Expr][2]int{}}
+	p.expr(e)
+	s := p.String()
+	out := make(map[Expr]string, len(p.spans))
+	for n, sp := range p.spans {
+		out[n] = s[sp[0]:sp[1]]
+	}
+	return out
+}
+
+type printer struct {
+	strings.Builder
+	spans map[Expr][2]int // Renderings: where each expression's text lies
+}
 
 func (p *printer) f(format string, args ...any) { fmt.Fprintf(&p.Builder, format, args...) }
 
@@ -48,6 +65,16 @@ func (p *printer) list(n int, each func(i int)) {
 func (p *printer) exprs(es []Expr) { p.list(len(es), func(i int) { p.expr(es[i]) }) }
 
 func (p *printer) expr(e Expr) {
+	if p.spans == nil || e == nil {
+		p.exprText(e)
+		return
+	}
+	start := p.Len()
+	p.exprText(e)
+	p.spans[e] = [2]int{start, p.Len()}
+}
+
+func (p *printer) exprText(e Expr) {
 	switch e := e.(type) {
 	case nil:
 		p.WriteString("<nil>")

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"maps"
 	"strconv"
 
 	"clink/sql/ast"
@@ -41,6 +42,7 @@ type Compiler struct {
 	// planner uses it for aggregate calls, window function calls and
 	// GROUP BY expressions after an aggregation.
 	Substitutes map[string]int
+	rendered    map[ast.Expr]string // render's memo
 }
 
 // Compile compiles e against schema s.
@@ -70,9 +72,23 @@ func (c *Compiler) CompilePredicate(e ast.Expr) (Expr, error) {
 	return n, nil
 }
 
+// render is ast.String(e), from one rendering of the tree e is part of.
+func (c *Compiler) render(e ast.Expr) string {
+	if s, ok := c.rendered[e]; ok {
+		return s
+	}
+	if c.rendered == nil {
+		c.rendered = map[ast.Expr]string{}
+	}
+	maps.Copy(c.rendered, ast.Renderings(e))
+	return c.rendered[e]
+}
+
 func (c *Compiler) compile(e ast.Expr) (*node, error) {
-	if idx, ok := c.Substitutes[ast.String(e)]; ok && idx >= 0 && idx < len(c.Schema.Cols) {
-		return c.column(idx), nil
+	if len(c.Substitutes) > 0 {
+		if idx, ok := c.Substitutes[c.render(e)]; ok && idx >= 0 && idx < len(c.Schema.Cols) {
+			return c.column(idx), nil
+		}
 	}
 	switch e := e.(type) {
 	case *ast.Literal:
