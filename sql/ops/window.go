@@ -43,9 +43,17 @@ func (w WindowSpec) Validate() error {
 		return fmt.Errorf("%s window slide/step must be positive", w.Kind)
 	case w.Kind == Cumulate && w.Size%w.Slide != 0:
 		return fmt.Errorf("CUMULATE window size must be a multiple of its step")
+	case w.Kind != Tumble && w.Kind != Session && w.Size/w.Slide > MaxWindowsPerRow:
+		return fmt.Errorf("%s window of size %d ms and slide/step %d ms puts each row in %d windows (at most %d): use a larger slide or a smaller size",
+			w.Kind, w.Size, w.Slide, w.Size/w.Slide, MaxWindowsPerRow)
 	}
 	return nil
 }
+
+// MaxWindowsPerRow bounds how many HOP / CUMULATE windows one row may
+// belong to: each is a group update and, until it fires, state, so a 1 ms
+// slide over a 100-day size would stall the query on its first row.
+const MaxWindowsPerRow = 10000
 
 // floorDiv is the floor of a/b for b > 0.
 func floorDiv(a, b int64) int64 {

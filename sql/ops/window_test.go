@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,29 @@ func TestWindowAssign(t *testing.T) {
 		c.spec.Assign(c.ts, func(s, e int64) { got = append(got, [2]int64{s, e}) })
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %+v at %d: got %v, want %v", c.name, c.spec, c.ts, got, c.want)
+		}
+	}
+}
+
+// TestWindowValidate: specs that cannot assign windows, or would put a
+// row in more than MaxWindowsPerRow windows, are refused.
+func TestWindowValidate(t *testing.T) {
+	day := int64(86_400_000)
+	cases := []struct {
+		spec WindowSpec
+		want string // "" : valid
+	}{
+		{WindowSpec{Kind: Hop, Slide: 1000, Size: 3000}, ""},
+		{WindowSpec{Kind: Hop, Slide: 1, Size: MaxWindowsPerRow}, ""},
+		{WindowSpec{Kind: Hop, Slide: 1, Size: 100 * day}, "in 8640000000 windows"},
+		{WindowSpec{Kind: Cumulate, Slide: 1, Size: day}, "in 86400000 windows"},
+		{WindowSpec{Kind: Tumble, Size: 1}, ""},
+		{WindowSpec{Kind: Hop, Slide: 0, Size: 10}, "slide/step must be positive"},
+	}
+	for _, c := range cases {
+		err := c.spec.Validate()
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: err = %v, want %q", c.spec, err, c.want)
 		}
 	}
 }
