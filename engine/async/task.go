@@ -61,7 +61,10 @@ func Resolved[T any](v T, err error) *Task[T] {
 }
 
 // Resume starts the task's body. A panic in the body completes the task
-// with a *PanicError. Resuming a started task returns ErrResumedTwice.
+// with a *PanicError. A panic raised after the task completed comes from
+// the continuation awaiting it, so it belongs to the awaiting task's chain:
+// it is re-raised for the enclosing Resume (the awaiting task's) to
+// capture. Resuming a started task returns ErrResumedTwice.
 func (t *Task[T]) Resume() error {
 	if t.state != taskLazy {
 		return ErrResumedTwice
@@ -71,8 +74,15 @@ func (t *Task[T]) Resume() error {
 	t.body = nil
 	defer func() {
 		if r := recover(); r != nil {
+			pe, ok := r.(*PanicError)
+			if !ok {
+				pe = &PanicError{Value: r, Stack: debug.Stack()}
+			}
+			if t.state == taskDone {
+				panic(pe)
+			}
 			var zero T
-			t.Complete(zero, &PanicError{Value: r, Stack: debug.Stack()})
+			t.Complete(zero, pe)
 		}
 	}()
 	body(t)

@@ -100,3 +100,33 @@ func TestAwaitTwicePanics(t *testing.T) {
 	}()
 	Await(task, func(int, error) {})
 }
+
+// TestAwaitContinuationPanicReachesParent: a panic in a raw Await
+// continuation that runs inside the child's Resume (the child completed
+// synchronously) is not lost: it completes the awaiting parent with a
+// *PanicError, however deep the chain.
+func TestAwaitContinuationPanicReachesParent(t *testing.T) {
+	for _, depth := range []int{1, 3} {
+		var leaf func(d int) *Task[int]
+		leaf = func(d int) *Task[int] {
+			return New(func(c *Task[int]) {
+				if d == 0 {
+					c.Complete(1, nil)
+					return
+				}
+				Await(leaf(d-1), func(v int, err error) { c.Complete(v+1, err) })
+			})
+		}
+		parent := New(func(p *Task[int]) {
+			Await(leaf(depth), func(int, error) { panic("boom") })
+		})
+		if err := parent.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := parent.Get()
+		var pe *PanicError
+		if !errors.As(err, &pe) || pe.Value != "boom" {
+			t.Fatalf("depth %d: parent err = %v, want the continuation's panic", depth, err)
+		}
+	}
+}
