@@ -35,6 +35,16 @@ func forBackends(t *testing.T, f func(t *testing.T, base HTTPOptions)) {
 // io_uring variant (saying why) when the kernel refuses io_uring.
 func newPool(t testing.TB, opts HTTPOptions) *HTTPPool {
 	t.Helper()
+	p := openPool(t, opts)
+	if !opts.ForceNet && p.Backend() != "io_uring" {
+		t.Skipf("io_uring refused by this kernel (%v): the net variant covers the pool", Probe())
+	}
+	return p
+}
+
+// openPool opens a pool closed at the test's end, whatever its backend.
+func openPool(t testing.TB, opts HTTPOptions) *HTTPPool {
+	t.Helper()
 	p, err := NewHTTPPool(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +54,6 @@ func newPool(t testing.TB, opts HTTPOptions) *HTTPPool {
 			t.Errorf("pool close: %v", err)
 		}
 	})
-	if !opts.ForceNet && p.Backend() != "io_uring" {
-		t.Skipf("io_uring refused by this kernel (%v): the net variant covers the pool", Probe())
-	}
 	return p
 }
 

@@ -222,7 +222,7 @@ func TestHTTPPoolFallback(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	for range 2 {
-		p := newPool(t, HTTPOptions{Logger: logger, ForceNet: false})
+		p := openPool(t, HTTPOptions{Logger: logger, ForceNet: false})
 		if p.Backend() != "net" || p.Reactor() != nil {
 			t.Fatalf("backend %q, want net", p.Backend())
 		}
