@@ -32,7 +32,7 @@ type SQLConfig struct {
 	// Checkpoints lists durable checkpoints already taken of the query
 	// (the REPL's); CrashAndRestore restores the newest.
 	Checkpoints []state.CheckpointID
-	// Timeout bounds a checkpoint or restore (0: 30s).
+	// Timeout bounds a checkpoint (0: 30s).
 	Timeout time.Duration
 }
 
@@ -241,9 +241,9 @@ func (r *SQLRuntime) CrashAndRestore() (string, error) {
 	if f := r.h.Factory(); f != nil {
 		f.SetHotMaxBytes(r.budgetNow())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Timeout)
-	defer cancel()
-	if err := r.h.Restore(ctx, last, 0); err != nil {
+	// The restored job runs under the context Restore gets: it must
+	// outlive this call (Close cancels the job through the handle).
+	if err := r.h.Restore(context.Background(), last, 0); err != nil {
 		return "", errors.Join(crashErr, fmt.Errorf("restore from checkpoint %d: %w", last, err))
 	}
 	r.mu.Lock()

@@ -218,3 +218,44 @@ func rowsText(h *session.Handle) string {
 	slices.Sort(out)
 	return strings.Join(out, "; ")
 }
+
+// TestSQLRuntimeRestoredJobRuns: after x (crash and restore) on a
+// threaded query, the restored job keeps consuming its unbounded source:
+// the restore's own deadline must not stop it.
+func TestSQLRuntimeRestoredJobRuns(t *testing.T) {
+	s, err := session.New(session.Config{StateURI: "disagg-local://?latency=1ms", Parallelism: 2, Clock: async.RealClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Exec(context.Background(), `CREATE TABLE bid (auction BIGINT, price BIGINT) WITH (connector = 'nexmark', rate = '2000')`); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Query(context.Background(), `SELECT auction, COUNT(*) FROM bid GROUP BY auction`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	rt, err := NewSQLRuntime(SQLConfig{Handle: h, Session: s.Config(), Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	grows := func(what string) {
+		t.Helper()
+		n := h.Len()
+		for deadline := time.Now().Add(20 * time.Second); h.Len() <= n+10; time.Sleep(10 * time.Millisecond) {
+			if err := h.Err(); err != nil || time.Now().After(deadline) {
+				t.Fatalf("%s: the result stopped at %d changes (err %v)", what, h.Len(), err)
+			}
+		}
+	}
+	grows("before the checkpoint")
+	if msg, err := rt.Checkpoint(); err != nil {
+		t.Fatalf("Checkpoint() = %q, %v", msg, err)
+	}
+	if msg, err := rt.CrashAndRestore(); err != nil {
+		t.Fatalf("CrashAndRestore() = %q, %v", msg, err)
+	}
+	time.Sleep(300 * time.Millisecond) // past the runtime's checkpoint timeout
+	grows("after the restore")
+}

@@ -87,7 +87,9 @@ func (h *Handle) Crash() error {
 // current one): sources resume from their checkpointed positions, keyed
 // state restores lazily, and the collected result is rewound to what the
 // sink had seen when the checkpoint's barrier reached it, so the final
-// result is exactly-once. Crash (or Close) the running job first.
+// result is exactly-once. Crash (or Close) the running job first. The new
+// job runs until ctx is done (as Query's does), so ctx must outlive the
+// call: a caller's timeout for the restore would stop the job with it.
 func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) error {
 	h.mu.Lock()
 	running := h.job != nil
