@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -114,9 +115,10 @@ func (s genSpec) value(rng *rand.Rand, i int64, typ types.Type) (types.Value, er
 	if s.nullRate > 0 && rng.Float64() < s.nullRate {
 		return types.NullValue, nil
 	}
-	x := s.min + float64(i)*s.step
+	x, u := s.min+float64(i)*s.step, 0.0
 	if s.random {
-		x = s.min + rng.Float64()*(s.max-s.min)
+		u = rng.Float64()
+		x = s.min + u*(s.max-s.min)
 	}
 	switch typ.Kind {
 	case types.KindVarchar:
@@ -136,9 +138,20 @@ func (s genSpec) value(rng *rand.Rand, i int64, typ types.Type) (types.Value, er
 		return types.NewDouble(x), nil
 	}
 	if s.random && typ.Kind != types.KindDecimal {
-		x = float64(int64(x + 0.5))
+		x = uniformInt(s.min, s.max, u)
 	}
 	return types.Cast(types.NewDouble(x), typ)
+}
+
+// uniformInt maps u in [0, 1) onto the integers in [min, max], each
+// equally likely (rounding min + u*(max-min) would give the two ends half
+// the weight of the others).
+func uniformInt(min, max, u float64) float64 {
+	lo, hi := math.Ceil(min), math.Floor(max)
+	if hi < lo {
+		return lo
+	}
+	return math.Min(lo+math.Floor(u*(hi-lo+1)), hi)
 }
 
 func (r *datagenReader) position() []byte {
