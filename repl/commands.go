@@ -41,10 +41,11 @@ func init() {
 		{`\open`, "NOTEBOOK.md", "load a notebook's cells", (*Shell).cmdOpen},
 		{`\cells`, "", "list the open notebook's cells", (*Shell).cmdCells},
 		{`\cell`, "[N]", "show the current cell (or go to cell N)", (*Shell).cmdCell},
-		{`\run`, "", "run the current cell and save its output", (*Shell).cmdRun},
+		{`\run`, "", "run the current cell (after the cells above it) and save its output", (*Shell).cmdRun},
+		{`\w`, "", "save the notebook, with outputs of cells re-run out of order", (*Shell).cmdWrite},
 		{`\next`, "", "go to the next cell and show it", (*Shell).cmdNext},
 		{`\prev`, "", "go to the previous cell and show it", (*Shell).cmdPrev},
-		{`\edit`, "", "edit the current cell: the next statement you enter replaces it, runs and is saved", (*Shell).cmdEdit},
+		{`\edit`, "", "edit the current cell: the next statement you enter replaces it and runs (saved when in order)", (*Shell).cmdEdit},
 		{`\quit`, "", "leave (also \\q or Ctrl-D)", func(*Shell, context.Context, string) error { return ErrQuit }},
 	}
 }

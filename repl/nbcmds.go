@@ -12,11 +12,18 @@ import (
 
 // notebookState is a notebook open in the REPL: its cells run on their
 // own deterministic shell so outputs match `clink notebook run`.
+//
+// Outputs are saved only while the cells run top-down, as `clink notebook
+// run` runs them (ran counts the cells run so far): running a cell runs
+// the cells above it first; re-running an earlier cell keeps its output
+// unsaved (pending) until \w, since the shell has moved past it.
 type notebookState struct {
 	nb      *Notebook
 	sh      *Shell
 	index   int
 	editing bool
+	ran     int
+	pending map[*Cell]string
 }
 
 // OpenNotebook loads a notebook into the shell (as \open does).
@@ -113,22 +120,66 @@ func (s *Shell) move(delta int) error {
 func (s *Shell) cmdNext(context.Context, string) error { return s.move(1) }
 func (s *Shell) cmdPrev(context.Context, string) error { return s.move(-1) }
 
-// cmdRun runs the current cell, prints and saves its output.
+// cmdRun runs the current cell (after the cells above it that have not
+// run yet), prints its output and saves the notebook when the cells ran
+// in order.
 func (s *Shell) cmdRun(ctx context.Context, _ string) error {
 	b, err := s.openBook()
 	if err != nil {
 		return err
 	}
-	c := b.nb.Cells()[b.index]
-	runErr := RunCell(ctx, b.sh, c)
+	cells := b.nb.Cells()
+	if b.index > b.ran {
+		fmt.Fprintf(s.out, "-- running cells %d-%d above first\n", b.ran+1, b.index)
+		for ; b.ran < b.index; b.ran++ {
+			_ = RunCell(ctx, b.sh, cells[b.ran]) // errors are in the outputs
+		}
+	}
+	c := cells[b.index]
+	if b.index < b.ran {
+		return s.runOutOfOrder(ctx, b, c)
+	}
+	_ = RunCell(ctx, b.sh, c)
+	b.ran++
 	io.WriteString(s.out, c.Output)
 	if err := b.nb.Save(); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.out, "-- cell %d output saved to %s\n", b.index+1, b.nb.Path)
-	if runErr != nil && !c.ExpectError() {
-		return nil // the error is in the output already
+	return nil
+}
+
+// runOutOfOrder re-runs a cell the shell has moved past: its output is
+// shown and kept pending, not saved, until \w.
+func (s *Shell) runOutOfOrder(ctx context.Context, b *notebookState, c *Cell) error {
+	saved, had := c.Output, c.HasOutput
+	_ = RunCell(ctx, b.sh, c)
+	out := c.Output
+	c.Output, c.HasOutput = saved, had
+	if b.pending == nil {
+		b.pending = map[*Cell]string{}
 	}
+	b.pending[c] = out
+	io.WriteString(s.out, out)
+	fmt.Fprintf(s.out, "-- cell %d ran again after later cells, so its output may differ from `clink notebook run`: not saved (\\w saves it)\n", b.index+1)
+	return nil
+}
+
+// cmdWrite saves the notebook with the pending outputs of cells re-run
+// out of order.
+func (s *Shell) cmdWrite(context.Context, string) error {
+	b, err := s.openBook()
+	if err != nil {
+		return err
+	}
+	for c, out := range b.pending {
+		c.Output, c.HasOutput = out, true
+	}
+	b.pending = nil
+	if err := b.nb.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "-- saved %s\n", b.nb.Path)
 	return nil
 }
 

@@ -345,3 +345,65 @@ func TestNotebookUnclosedFence(t *testing.T) {
 		}
 	}
 }
+
+// TestNotebookStepperOrder: \run on a later cell runs the cells above
+// first and saves what `clink notebook run` would write; re-running an
+// earlier cell shows its output without saving it until \w.
+func TestNotebookStepperOrder(t *testing.T) {
+	src := "# t\n\n```sql\nCREATE TABLE t (a BIGINT);\n```\n\n```sql\nINSERT INTO t VALUES (1), (2);\n```\n\n```sql\nSELECT COUNT(*) FROM t;\n```\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nb.md")
+	want := filepath.Join(dir, "want.md")
+	for _, p := range []string{path, want} {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nb, err := LoadNotebook(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RunNotebook(context.Background(), nb, NotebookOptions(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := nb.Save(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s, err := NewShell(Options{Settings: Settings{StateURI: "memory://", Parallelism: 1}, BaseDir: dir, Stepped: true}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	file := func() string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, cmd := range []string{`\open ` + path, `\cell 3`, `\run`} {
+		if err := s.Command(ctx, cmd); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	wantText, _ := os.ReadFile(want)
+	if got := file(); got != string(wantText) {
+		t.Fatalf("after \\cell 3, \\run the notebook is\n%s\nwant (as notebook run writes it)\n%s\noutput:\n%s", got, wantText, out.String())
+	}
+	for _, cmd := range []string{`\cell 1`, `\run`} {
+		if err := s.Command(ctx, cmd); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	if got := file(); got != string(wantText) || !strings.Contains(out.String(), "not saved") {
+		t.Fatalf("re-running cell 1 changed the file or did not say so:\n%s\noutput:\n%s", got, out.String())
+	}
+	if err := s.Command(ctx, `\w`); err != nil {
+		t.Fatal(err)
+	}
+	if got := file(); got == string(wantText) || !strings.Contains(got, "already exists") {
+		t.Fatalf("\\w did not save the re-run cell's output:\n%s", got)
+	}
+}
