@@ -24,8 +24,8 @@ type ckptWatch struct {
 	// failures counts failed checkpoints across restores.
 	failures int
 	done     []state.CheckpointID
-	fail    error
-	failed  chan struct{}
+	fail     error
+	failed   chan struct{}
 }
 
 // start resets the outage timer for a new job.

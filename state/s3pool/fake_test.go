@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -25,13 +25,17 @@ type faults struct {
 }
 
 // fakeS3 is an aws.HTTPClient that serves requests from gofakes3's handler
-// in process, with no sockets, injecting seeded faults.
+// in process, with no sockets, injecting seeded faults. Each fault is
+// decided by the request's identity (method, path and query) and how many
+// times that request was sent before, never by arrival order, so a seed
+// replays however concurrent requests interleave (under -race and load).
 type fakeS3 struct {
 	h        http.Handler
 	mu       sync.Mutex
-	rng      *rand.Rand
+	seed     uint64
 	f        faults
-	left     int // 503s left in the current burst
+	sent     map[string]int // attempts so far per request identity
+	burst    map[string]int // 503s left in each identity's burst
 	override func(*http.Request) (int, string)
 	injected map[string]int
 }
@@ -46,8 +50,10 @@ func newFakeS3(t testing.TB, seed uint64, f faults, buckets ...string) *fakeS3 {
 	}
 	return &fakeS3{
 		h:        gofakes3.New(be).Server(),
-		rng:      rand.New(rand.NewPCG(seed, 77)),
+		seed:     seed,
 		f:        f,
+		sent:     map[string]int{},
+		burst:    map[string]int{},
 		injected: map[string]int{},
 	}
 }
@@ -62,27 +68,49 @@ func xmlError(status int, code, msg string) *http.Response {
 	return rec.Result()
 }
 
-// decide picks this request's fault under the lock, so a seed replays.
-func (f *fakeS3) decide() string {
+// decide picks this request's fault from its identity and attempt number.
+func (f *fakeS3) decide(req *http.Request) string {
+	id := req.Method + " " + req.URL.Path + "?" + req.URL.RawQuery
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	attempt := f.sent[id]
+	f.sent[id]++
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d %s %d", f.seed, id, attempt)
+	u := func(i uint64) float64 { return float64(splitmix(h.Sum64()+i*0x9e3779b97f4a7c15)>>11) / (1 << 53) }
 	fault := ""
 	switch {
-	case f.left > 0:
-		f.left--
+	case attempt >= maxFaultsPerRequest:
+		// the retry budget (8 attempts) always outlasts the faults
+	case f.burst[id] > 0:
+		f.burst[id]--
 		fault = "slowdown"
-	case f.f.slowDown > 0 && f.rng.Float64() < f.f.slowDown:
-		f.left = f.f.burst - 1
+	case f.f.slowDown > 0 && u(1) < f.f.slowDown:
+		f.burst[id] = f.f.burst - 1
 		fault = "slowdown"
-	case f.f.internal > 0 && f.rng.Float64() < f.f.internal:
+	case f.f.internal > 0 && u(2) < f.f.internal:
 		fault = "internal"
-	case f.f.drop > 0 && f.rng.Float64() < f.f.drop:
+	case f.f.drop > 0 && u(3) < f.f.drop:
 		fault = "drop"
 	}
 	if fault != "" {
 		f.injected[fault]++
 	}
 	return fault
+}
+
+// maxFaultsPerRequest bounds the faults one request identity meets, below
+// the pool's retry budget, so a faulty run tests retries, not luck.
+const maxFaultsPerRequest = 5
+
+// splitmix is SplitMix64's finalizer: nearby inputs give unrelated
+// outputs, so each attempt's draws are independent.
+func splitmix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func (f *fakeS3) count(fault string) int {
@@ -97,7 +125,7 @@ func (f *fakeS3) Do(req *http.Request) (*http.Response, error) {
 		status, code := f.override(req)
 		return xmlError(status, code, "injected by the test"), nil
 	}
-	fault := f.decide()
+	fault := f.decide(req)
 	switch fault {
 	case "slowdown":
 		return xmlError(http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate."), nil
