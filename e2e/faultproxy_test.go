@@ -21,11 +21,11 @@ import (
 type fault int32
 
 const (
-	faultNone     fault = iota
-	faultSlowDown       // every request: 503 SlowDown
-	fault5xx            // every other request: 500 InternalError
-	faultSlow           // every request delayed 100 ms
-	faultDenyWrites     // every PUT: 403 AccessDenied (not retried), as a full or read-only store
+	faultNone       fault = iota
+	faultSlowDown         // every request: 503 SlowDown
+	fault5xx              // every other request: 500 InternalError
+	faultSlow             // every request delayed 100 ms
+	faultDenyWrites       // every PUT: 403 AccessDenied (not retried), as a full or read-only store
 )
 
 func (f fault) String() string {
