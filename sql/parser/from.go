@@ -84,7 +84,7 @@ func (p *parser) tablePrimary() ast.TableExpr {
 		w.Alias = p.tableAlias()
 		return w
 	case p.isOp("("):
-		if !p.startsQuery() {
+		if !p.startsQuery() || p.peekN(1).val == "(" && p.parenJoinAhead() {
 			p.i++
 			inner := p.tableRef()
 			p.expectOp(")")

@@ -48,7 +48,7 @@ func (p *parser) valuesQuery() *ast.Values {
 		row := p.exprList()
 		p.expectOp(")")
 		if len(v.Rows) > 0 && len(row) != len(v.Rows[0]) {
-			p.errorAt(rt.pos, "VALUES lists must all be the same length: row %d has %d values, the first has %d",
+			p.errorAt(rt.pos, "VALUES lists must all be the same length: row %d has %d, the first row %d",
 				len(v.Rows)+1, len(row), len(v.Rows[0]))
 		}
 		v.Rows = append(v.Rows, row)
@@ -81,4 +81,32 @@ func (p *parser) aliasColumns(alias string) []string {
 		return nil
 	}
 	return p.parenIdents("column name")
+}
+
+// parenJoinAhead reports, at "((", whether the outer parenthesis holds a
+// join whose first item is a parenthesised subquery, "((SELECT ...) AS a
+// JOIN b ON ...)", rather than a parenthesised query, "((SELECT ...)
+// UNION ...)": it parses the query ahead and looks for the closing ")"
+// after it. The cursor is left where it was.
+func (p *parser) parenJoinAhead() (join bool) {
+	save, depth, alias := p.i, p.depth, p.lastAlias
+	if j, ok := p.joinAhead[save]; ok {
+		return j
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bail); !ok {
+				panic(r)
+			}
+			join = true
+		}
+		p.i, p.depth, p.lastAlias = save, depth, alias
+		if p.joinAhead == nil {
+			p.joinAhead = map[int]bool{}
+		}
+		p.joinAhead[save] = join
+	}()
+	p.i++
+	p.query()
+	return !p.isOp(")")
 }

@@ -27,7 +27,7 @@ func (b *binder) values(v *ast.Values) (*Node, error) {
 	rows := make([]types.Row, len(v.Rows))
 	for r, exprs := range v.Rows {
 		if len(exprs) != width { // the parser checks this; ASTs built elsewhere may not
-			return nil, errorf(exprs[0].Position(), "VALUES lists must all be the same length: row %d has %d values, the first has %d", r+1, len(exprs), width)
+			return nil, errorf(exprs[0].Position(), "VALUES lists must all be the same length: row %d has %d, the first row %d", r+1, len(exprs), width)
 		}
 		row := make(types.Row, width)
 		for i, x := range exprs {
