@@ -3,6 +3,7 @@ package ast
 import "strings"
 
 func (p *printer) query(q *Query) {
+	p.with(q.With)
 	p.setExpr(q.Body)
 	if len(q.OrderBy) > 0 {
 		p.WriteString(" ORDER BY ")
@@ -36,6 +37,8 @@ func (p *printer) setExpr(s SetExpr) {
 		p.WriteString("(")
 		p.query(s)
 		p.WriteString(")")
+	case *Values:
+		p.values(s)
 	}
 }
 
@@ -43,6 +46,11 @@ func (p *printer) selectBlock(s *Select) {
 	p.WriteString("SELECT ")
 	if s.Distinct {
 		p.WriteString("DISTINCT ")
+	}
+	if len(s.DistinctOn) > 0 {
+		p.WriteString("DISTINCT ON (")
+		p.exprs(s.DistinctOn)
+		p.WriteString(") ")
 	}
 	p.list(len(s.Items), func(i int) {
 		it := s.Items[i]
@@ -87,14 +95,19 @@ func (p *printer) table(t TableExpr) {
 	case *TableName:
 		p.WriteString(QuoteIdent(t.Name))
 		p.alias(t.Alias)
+		p.aliasColumns(t.Columns)
 	case *DerivedTable:
 		p.WriteString("(")
 		p.query(t.Query)
 		p.WriteString(")")
 		p.alias(t.Alias)
+		p.aliasColumns(t.Columns)
 	case *Join:
 		p.WriteString("(")
 		p.table(t.Left)
+		if t.Natural {
+			p.WriteString(" NATURAL")
+		}
 		p.f(" %s ", t.Kind)
 		p.table(t.Right)
 		if t.On != nil {
@@ -145,7 +158,9 @@ func (p *printer) stmt(s Statement) {
 		if s.IfNotExists {
 			p.WriteString("IF NOT EXISTS ")
 		}
-		p.f("%s AS ", QuoteIdent(s.Name))
+		p.WriteString(QuoteIdent(s.Name))
+		p.aliasColumns(s.Columns)
+		p.WriteString(" AS ")
 		p.query(s.Query)
 	case *Insert:
 		p.insert(s)

@@ -1,15 +1,19 @@
 package ast
 
-// Query is a set expression with optional ORDER BY / LIMIT / OFFSET.
+// Query is a set expression with optional WITH (common table
+// expressions, visible in the body and in later CTEs) and ORDER BY /
+// LIMIT / OFFSET.
 type Query struct {
 	At      Pos
+	With    []CTE
 	Body    SetExpr
 	OrderBy []OrderItem
 	Limit   Expr
 	Offset  Expr
 }
 
-// SetExpr is a query body: *Select, *SetOp or a parenthesised *Query.
+// SetExpr is a query body: *Select, *SetOp, *Values or a parenthesised
+// *Query.
 type SetExpr interface {
 	Node
 	setExprNode()
@@ -37,15 +41,17 @@ type SetOp struct {
 }
 
 // Select is one SELECT block. From is nil without FROM; comma-separated
-// FROM items become cross joins.
+// FROM items become cross joins. DistinctOn holds the keys of SELECT
+// DISTINCT ON (...) (Distinct is then false).
 type Select struct {
-	At       Pos
-	Distinct bool
-	Items    []SelectItem
-	From     TableExpr
-	Where    Expr
-	GroupBy  []Expr
-	Having   Expr
+	At         Pos
+	Distinct   bool
+	DistinctOn []Expr
+	Items      []SelectItem
+	From       TableExpr
+	Where      Expr
+	GroupBy    []Expr
+	Having     Expr
 }
 
 // SelectItem is a projection: an expression with an optional alias, or a
@@ -72,18 +78,22 @@ type TableExpr interface {
 	tableNode()
 }
 
-// TableName references a table or view.
+// TableName references a table, view or common table expression.
+// Columns renames its first columns (FROM t AS x(a, b)).
 type TableName struct {
-	At    Pos
-	Name  string
-	Alias string
+	At      Pos
+	Name    string
+	Alias   string
+	Columns []string
 }
 
-// DerivedTable is a subquery in FROM.
+// DerivedTable is a subquery (or VALUES) in FROM; Columns renames its
+// first columns: (VALUES (1, 'a')) AS t(a, b).
 type DerivedTable struct {
-	At    Pos
-	Query *Query
-	Alias string
+	At      Pos
+	Query   *Query
+	Alias   string
+	Columns []string
 }
 
 // JoinKind is the join type.
@@ -103,13 +113,15 @@ func (k JoinKind) String() string {
 	return [...]string{"CROSS JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}[k]
 }
 
-// Join is "Left kind JOIN Right ON On" (or USING).
+// Join is "Left kind JOIN Right ON On" (or USING, or NATURAL: USING the
+// column names both sides have).
 type Join struct {
 	At          Pos
 	Kind        JoinKind
 	Left, Right TableExpr
 	On          Expr
 	Using       []string
+	Natural     bool
 }
 
 // WindowTable is a windowing table-valued function in FROM:

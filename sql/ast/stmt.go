@@ -41,11 +41,13 @@ type CreateTable struct {
 	Options     []Option
 }
 
-// CreateView is "CREATE [MATERIALIZED] VIEW name AS query". Text is the
-// query's source text.
+// CreateView is "CREATE [MATERIALIZED] VIEW name [(cols)] AS query". Text
+// is the query's source text; Columns, when given, renames the query's
+// columns (one name each).
 type CreateView struct {
 	At           Pos
 	Name         string
+	Columns      []string
 	IfNotExists  bool
 	Materialized bool
 	Query        *Query

@@ -57,6 +57,9 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 	if e.Distinct || e.Star || e.Filter != nil {
 		return nil, ast.Errorf(e.At, "DISTINCT, * and FILTER apply only to aggregate functions, not %s", e.Name)
 	}
+	if n, ok, err := nowCall(e); ok {
+		return n, err
+	}
 	b, ok := builtins[e.Name]
 	if !ok {
 		return nil, ast.Errorf(e.At, "unknown function %s", e.Name)

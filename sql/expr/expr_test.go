@@ -15,15 +15,15 @@ import (
 // testSchema has two tables' worth of columns; t.a and u.a make "a"
 // ambiguous.
 var testSchema = NewSchema(
-	Column{"t", "a", types.BigInt},
-	Column{"t", "i", types.Int},
-	Column{"t", "d", types.Decimal(10, 2)},
-	Column{"t", "f", types.Double},
-	Column{"t", "s", types.Varchar},
-	Column{"t", "ts", types.Timestamp},
-	Column{"t", "flag", types.Bool},
-	Column{"u", "a", types.BigInt},
-	Column{"u", "n", types.BigInt},
+	Column{Table: "t", Name: "a", Type: types.BigInt},
+	Column{Table: "t", Name: "i", Type: types.Int},
+	Column{Table: "t", Name: "d", Type: types.Decimal(10, 2)},
+	Column{Table: "t", Name: "f", Type: types.Double},
+	Column{Table: "t", Name: "s", Type: types.Varchar},
+	Column{Table: "t", Name: "ts", Type: types.Timestamp},
+	Column{Table: "t", Name: "flag", Type: types.Bool},
+	Column{Table: "u", Name: "a", Type: types.BigInt},
+	Column{Table: "u", Name: "n", Type: types.BigInt},
 )
 
 // testRows: row 1 has values, row 2 is all NULL.

@@ -13,10 +13,14 @@ import (
 
 // Column is one column of a Schema. Table is the qualifier it can be
 // referenced by (a table name or alias; empty for computed columns).
+// QualifiedOnly marks a join input's USING / NATURAL key column, which
+// the joined row shows once, merged: t.k still names it, but k and an
+// unqualified * reach only the merged column (PostgreSQL).
 type Column struct {
-	Table string
-	Name  string
-	Type  types.Type
+	Table         string
+	Name          string
+	Type          types.Type
+	QualifiedOnly bool
 }
 
 // Schema is the ordered column list a row conforms to.
@@ -42,7 +46,7 @@ func (s *Schema) Types() []types.Type {
 func (s *Schema) Resolve(ref *ast.ColumnRef) (int, error) {
 	found := -1
 	for i, c := range s.Cols {
-		if !nameEq(c.Name, ref.Name) || (ref.Table != "" && !nameEq(c.Table, ref.Table)) {
+		if !nameEq(c.Name, ref.Name) || (ref.Table != "" && !nameEq(c.Table, ref.Table)) || (ref.Table == "" && c.QualifiedOnly) {
 			continue
 		}
 		if found >= 0 {

@@ -111,7 +111,7 @@ func (p *parser) isPredicate(t token, x ast.Expr) ast.Expr {
 
 func (p *parser) inPredicate(t token, x ast.Expr, not bool) ast.Expr {
 	p.expectOp("(")
-	if p.isKw("SELECT") || p.isKw("VALUES") {
+	if p.isKw("SELECT") || p.isKw("VALUES") || p.isKw("WITH") {
 		q := p.query()
 		p.expectOp(")")
 		return &ast.InQuery{At: t.pos, X: x, Query: q, Not: not}

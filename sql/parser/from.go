@@ -20,12 +20,19 @@ func (p *parser) tableRef() ast.TableExpr {
 	l := p.tablePrimary()
 	for {
 		t := p.tok()
+		natural := p.acceptNatural()
 		kind, ok := p.joinKind()
 		if !ok {
+			if natural {
+				p.fail("JOIN, INNER JOIN, LEFT JOIN, RIGHT JOIN or FULL JOIN after NATURAL")
+			}
 			return l
 		}
-		j := &ast.Join{At: t.pos, Kind: kind, Left: l, Right: p.tablePrimary()}
-		if kind != ast.CrossJoin {
+		if natural && kind == ast.CrossJoin {
+			p.errorAt(t.pos, "NATURAL CROSS JOIN is not valid: write NATURAL JOIN or CROSS JOIN")
+		}
+		j := &ast.Join{At: t.pos, Kind: kind, Left: l, Natural: natural, Right: p.tablePrimary()}
+		if kind != ast.CrossJoin && !j.Natural {
 			switch {
 			case p.acceptKw("ON"):
 				j.On = p.expr()
@@ -77,7 +84,7 @@ func (p *parser) tablePrimary() ast.TableExpr {
 		w.Alias = p.tableAlias()
 		return w
 	case p.isOp("("):
-		if !p.startsQuery() {
+		if !p.startsQuery() || p.peekN(1).val == "(" && p.parenJoinAhead() {
 			p.i++
 			inner := p.tableRef()
 			p.expectOp(")")
@@ -86,10 +93,14 @@ func (p *parser) tablePrimary() ast.TableExpr {
 		p.i++
 		q := p.query()
 		p.expectOp(")")
-		return &ast.DerivedTable{At: t.pos, Query: q, Alias: p.tableAlias()}
+		d := &ast.DerivedTable{At: t.pos, Query: q, Alias: p.tableAlias()}
+		d.Columns = p.aliasColumns(d.Alias)
+		return d
 	}
 	name, _ := p.ident("table name")
-	return &ast.TableName{At: t.pos, Name: name, Alias: p.tableAlias()}
+	tn := &ast.TableName{At: t.pos, Name: name, Alias: p.tableAlias()}
+	tn.Columns = p.aliasColumns(tn.Alias)
+	return tn
 }
 
 func (p *parser) tableAlias() string {

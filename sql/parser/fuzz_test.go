@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 		"SELECT a FROM t",
 		"CREATE TABLE t (a BIGINT, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector='values')",
 		"SELECT COUNT(*) FILTER (WHERE x > 1) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t",
+		"WITH a (x) AS (VALUES (1), (2)) SELECT DISTINCT ON (x) * FROM ((SELECT * FROM a) AS b NATURAL JOIN a) ORDER BY x",
 	} {
 		f.Add(s)
 	}

@@ -26,6 +26,9 @@ type parser struct {
 	// lastAlias is an alias given without AS; if the parse fails right
 	// after it and it looks like a misspelt keyword, the error points at it.
 	lastAlias *token
+	// joinAhead memoises parenJoinAhead per token index, so nested
+	// lookaheads stay linear.
+	joinAhead map[int]bool
 }
 
 // bail carries an *ast.Error out of the recursive descent via panic; it is

@@ -74,6 +74,11 @@ func (p *parser) keywordExpr(t token) ast.Expr {
 	case "CASE":
 		p.i++
 		return p.caseExpr(t)
+	case "CURRENT_TIMESTAMP", "LOCALTIMESTAMP":
+		if p.peekN(1).val != "(" {
+			p.i++
+			return &ast.FuncCall{At: t.pos, Name: t.kw}
+		}
 	case "EXISTS":
 		p.i++
 		p.expectOp("(")
@@ -189,6 +194,6 @@ func (p *parser) startsQuery() bool {
 		if t.kind == tOp && t.val == "(" {
 			continue
 		}
-		return t.kind == tIdent && !t.quoted && (t.kw == "SELECT" || t.kw == "VALUES")
+		return t.kind == tIdent && !t.quoted && (t.kw == "SELECT" || t.kw == "VALUES" || t.kw == "WITH")
 	}
 }

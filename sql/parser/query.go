@@ -9,7 +9,8 @@ func (p *parser) query() *ast.Query {
 	p.enter()
 	defer p.leave()
 	t := p.tok()
-	q := &ast.Query{At: t.pos, Body: p.unionTerm()}
+	q := &ast.Query{At: t.pos, With: p.withClause()}
+	q.Body = p.unionTerm()
 	if p.acceptKw("ORDER", "BY") {
 		q.OrderBy = p.orderItems()
 	}
@@ -21,7 +22,7 @@ func (p *parser) query() *ast.Query {
 		p.acceptKw("ROWS")
 	}
 	// A parenthesised query with nothing around it is just its body.
-	if inner, ok := q.Body.(*ast.Query); ok && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
+	if inner, ok := q.Body.(*ast.Query); ok && q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
 		return inner
 	}
 	return q
@@ -65,41 +66,23 @@ func (p *parser) queryPrimary() ast.SetExpr {
 	if p.acceptOp("(") {
 		q := p.query()
 		p.expectOp(")")
-		if q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
+		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
 			return q.Body
 		}
 		return q
 	}
 	if p.isKw("VALUES") {
-		return p.valuesSelect()
+		return p.valuesQuery()
 	}
 	return p.selectBlock()
-}
-
-// valuesSelect turns a VALUES list used as a query into a UNION ALL of
-// constant SELECTs.
-func (p *parser) valuesSelect() ast.SetExpr {
-	t := p.nextTok()
-	var body ast.SetExpr
-	for _, row := range p.valuesRows() {
-		s := &ast.Select{At: t.pos}
-		for _, e := range row {
-			s.Items = append(s.Items, ast.SelectItem{At: e.Position(), Expr: e})
-		}
-		if body == nil {
-			body = s
-		} else {
-			body = &ast.SetOp{At: t.pos, Op: ast.Union, All: true, Left: body, Right: s}
-		}
-	}
-	return body
 }
 
 func (p *parser) selectBlock() *ast.Select {
 	t := p.expectKw("SELECT")
 	s := &ast.Select{At: t.pos}
 	if p.acceptKw("DISTINCT") {
-		s.Distinct = true
+		s.DistinctOn = p.distinctOn()
+		s.Distinct = s.DistinctOn == nil
 	} else {
 		p.acceptKw("ALL")
 	}

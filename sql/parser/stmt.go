@@ -11,7 +11,7 @@ import (
 func (p *parser) statement() ast.Statement {
 	t := p.tok()
 	switch {
-	case p.isKw("SELECT") || p.isOp("(") || p.isKw("VALUES"):
+	case p.isKw("SELECT") || p.isOp("(") || p.isKw("VALUES") || p.isKw("WITH"):
 		return &ast.QueryStmt{At: t.pos, Query: p.query()}
 	case p.acceptKw("CREATE"):
 		return p.create(t)
@@ -55,6 +55,9 @@ func (p *parser) ifNotExists() bool { return p.acceptKw("IF", "NOT", "EXISTS") }
 func (p *parser) createView(start token, mat bool) ast.Statement {
 	v := &ast.CreateView{At: start.pos, Materialized: mat, IfNotExists: p.ifNotExists()}
 	v.Name, _ = p.ident("view name")
+	if p.isOp("(") {
+		v.Columns = p.parenIdents("column name")
+	}
 	p.expectKw("AS")
 	qstart := p.tok().pos.Offset
 	v.Query = p.query()
@@ -244,7 +247,7 @@ func (p *parser) insert(start token) ast.Statement {
 	p.expectKw("INTO")
 	ins := &ast.Insert{At: start.pos}
 	ins.Table, _ = p.ident("table name")
-	if p.isOp("(") && !p.isKwAt(1, "SELECT") {
+	if p.isOp("(") && !p.startsQuery() {
 		ins.Columns = p.parenIdents("column name")
 	}
 	if !p.acceptKw("VALUES") {

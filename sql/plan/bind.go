@@ -19,17 +19,24 @@ type binder struct {
 	// topN: per subquery SELECT, an outer `rn <= N` on its ROW_NUMBER
 	// column (bind_over_general.go).
 	topN map[*ast.Select]topNHint
+	// ctes are the common table expressions in scope (bind_with.go).
+	ctes *cteScope
+	// outer are the schemas of the queries enclosing the subquery being
+	// planned, innermost last (bind_correlated.go).
+	outer []*expr.Schema
+	// bound are FROM items planned already (bind_distinct_on.go).
+	bound map[*ast.DerivedTable]*Node
 }
 
 // Plan binds and plans a query against the catalog.
 func (c *Catalog) Plan(q *ast.Query) (*Query, error) {
 	b := &binder{cat: c}
-	root, err := b.setExpr(q.Body)
+	root, err := b.queryBody(q)
 	if err != nil {
 		return nil, err
 	}
 	out := &Query{Root: root, Columns: root.Schema.Cols, Limit: -1, At: q.At}
-	if err := b.orderLimit(q, out); err != nil {
+	if err := b.orderLimit(displayOrder(q, out.Columns), out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -40,6 +47,16 @@ func (c *Catalog) Plan(q *ast.Query) (*Query, error) {
 func (b *binder) subquery(q *ast.Query) (*Node, error) {
 	if q.Limit != nil || q.Offset != nil {
 		return nil, errorf(q.At, "LIMIT in a subquery is not supported yet (it needs a streaming top-N)")
+	}
+	return b.queryBody(q)
+}
+
+// queryBody plans a query's body with its WITH clause in scope; a SELECT
+// DISTINCT ON body reads the ORDER BY (bind_distinct_on.go).
+func (b *binder) queryBody(q *ast.Query) (*Node, error) {
+	defer b.pushWith(q.With)()
+	if s, ok := q.Body.(*ast.Select); ok && len(s.DistinctOn) > 0 {
+		return b.distinctOn(s, q.OrderBy)
 	}
 	return b.setExpr(q.Body)
 }
@@ -52,6 +69,8 @@ func (b *binder) setExpr(s ast.SetExpr) (*Node, error) {
 		return b.subquery(s)
 	case *ast.SetOp:
 		return b.setOp(s)
+	case *ast.Values:
+		return b.values(s)
 	}
 	return nil, errorf(s.Position(), "unsupported query form")
 }
@@ -125,15 +144,14 @@ func castProj(s *expr.Schema, cols []expr.Column) ops.Proj {
 }
 
 func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
-	if s.From == nil {
-		return nil, errorf(s.At, "SELECT without FROM is not supported yet")
+	if len(s.DistinctOn) > 0 { // in a set operation: no ORDER BY of its own
+		return b.distinctOn(s, nil)
 	}
 	conj, subs, err := splitSubqueries(conjuncts(s.Where))
 	if err != nil {
 		return nil, err
 	}
-	b.noteTopN(s.From, conj)
-	n, err := b.from(s.From, &conj)
+	n, err := b.selectFrom(s, &conj)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +196,21 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 	return n, nil
 }
 
+// selectFrom plans a SELECT's FROM; without FROM the input is one row of
+// no columns (SELECT 1, SELECT COUNT(*) = 1, as PostgreSQL).
+func (b *binder) selectFrom(s *ast.Select, conj *[]ast.Expr) (*Node, error) {
+	if s.From != nil {
+		b.noteTopN(s.From, *conj)
+		return b.from(s.From, conj)
+	}
+	for _, it := range s.Items {
+		if it.Star {
+			return nil, errorf(it.At, "SELECT * needs a FROM clause (there are no columns to expand)")
+		}
+	}
+	return oneRow(), nil
+}
+
 // project compiles the SELECT list over n (with aggregate substitutes).
 func (b *binder) project(s *ast.Select, n *Node, subst map[string]int) (*Node, error) {
 	c := &expr.Compiler{Schema: n.Schema, Substitutes: subst}
@@ -192,7 +225,7 @@ func (b *binder) project(s *ast.Select, n *Node, subst map[string]int) (*Node, e
 			}
 			found := false
 			for i, col := range n.Schema.Cols {
-				if it.Table != "" && !strings.EqualFold(col.Table, it.Table) || overColumn(n, col) {
+				if it.Table != "" && !strings.EqualFold(col.Table, it.Table) || it.Table == "" && col.QualifiedOnly || overColumn(n, col) {
 					continue
 				}
 				found = true
@@ -247,19 +280,9 @@ func (b *binder) project(s *ast.Select, n *Node, subst map[string]int) (*Node, e
 // orderLimit compiles ORDER BY / LIMIT / OFFSET over the result columns.
 func (b *binder) orderLimit(q *ast.Query, out *Query) error {
 	for _, o := range q.OrderBy {
-		col := -1
-		if lit, ok := o.Expr.(*ast.Literal); ok && lit.Kind == ast.LitInt {
-			k, _ := strconv.Atoi(lit.Val)
-			if k < 1 || k > len(out.Columns) {
-				return errorf(o.At, "ORDER BY position %d is not in the select list", k)
-			}
-			col = k - 1
-		} else if ref, ok := o.Expr.(*ast.ColumnRef); ok {
-			if i, err := expr.NewSchema(out.Columns...).Resolve(ref); err == nil {
-				col = i
-			} else if i, err := expr.NewSchema(unqualified(out.Columns)...).Resolve(&ast.ColumnRef{At: ref.At, Name: ref.Name}); err == nil {
-				col = i
-			}
+		col, err := orderColumn(o, out.Columns)
+		if err != nil {
+			return err
 		}
 		if col < 0 {
 			return errorf(o.At, "ORDER BY applies to the final result: use a column of the select list (or its position)")
@@ -282,6 +305,27 @@ func (b *binder) orderLimit(q *ast.Query, out *Query) error {
 		}
 	}
 	return nil
+}
+
+// orderColumn is the result column an ORDER BY item names (by position,
+// name or qualified name), -1 when it names none.
+func orderColumn(o ast.OrderItem, cols []expr.Column) (int, error) {
+	if lit, ok := o.Expr.(*ast.Literal); ok && lit.Kind == ast.LitInt {
+		k, _ := strconv.Atoi(lit.Val)
+		if k < 1 || k > len(cols) {
+			return -1, errorf(o.At, "ORDER BY position %d is not in the select list", k)
+		}
+		return k - 1, nil
+	}
+	if ref, ok := o.Expr.(*ast.ColumnRef); ok {
+		if i, err := expr.NewSchema(cols...).Resolve(ref); err == nil {
+			return i, nil
+		}
+		if i, err := expr.NewSchema(unqualified(cols)...).Resolve(&ast.ColumnRef{At: ref.At, Name: ref.Name}); err == nil {
+			return i, nil
+		}
+	}
+	return -1, nil
 }
 
 func unqualified(cols []expr.Column) []expr.Column {

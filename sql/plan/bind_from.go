@@ -17,6 +17,9 @@ func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
 	case *ast.TableName:
 		return b.tableName(t)
 	case *ast.DerivedTable:
+		if n, ok := b.bound[t]; ok {
+			return n, nil
+		}
 		n, err := b.subquery(t.Query)
 		if err != nil {
 			return nil, err
@@ -24,9 +27,10 @@ func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
 		if t.Alias != "" {
 			n = requalify(n, t.Alias)
 		}
-		return n, nil
+		return renameColumns(n, t.Columns, t.At, "table "+t.Alias)
 	case *ast.Join:
-		return b.join(t, where)
+		n, err := b.join(t, where)
+		return n, b.correlatedOn(t, err)
 	case *ast.WindowTable:
 		return b.windowTable(t)
 	}
@@ -34,6 +38,9 @@ func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
 }
 
 func (b *binder) tableName(t *ast.TableName) (*Node, error) {
+	if s := b.cte(t.Name); s != nil {
+		return b.cteRef(t, s)
+	}
 	alias := t.Alias
 	if alias == "" {
 		alias = t.Name
@@ -42,7 +49,8 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 		if tab.Connector == "http" {
 			return nil, lookupScanError(t, tab)
 		}
-		return &Node{Op: OpScan, Schema: tab.Schema(alias), Table: tab, Detail: tab.Name + " (" + tab.Connector + ")"}, nil
+		n := &Node{Op: OpScan, Schema: tab.Schema(alias), Table: tab, Detail: tab.Name + " (" + tab.Connector + ")"}
+		return renameColumns(n, t.Columns, t.At, "table "+alias)
 	}
 	v, ok := b.cat.View(t.Name)
 	if !ok {
@@ -53,11 +61,14 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 	}
 	b.depth++
 	defer func() { b.depth-- }()
-	n, err := b.subquery(v.Query)
+	n, err := b.outsideWith(func() (*Node, error) { return b.subquery(v.Query) })
+	if err == nil {
+		n, err = renameColumns(n, v.Names, t.At, "view "+v.Name)
+	}
 	if err != nil {
 		return nil, errorf(t.At, "in view %s: %v", v.Name, err)
 	}
-	return requalify(n, alias), nil
+	return renameColumns(requalify(n, alias), t.Columns, t.At, "table "+alias)
 }
 
 // join plans a join: equality conjuncts between the sides become the key,
@@ -89,7 +100,11 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 	n := &Node{Op: OpJoin, Inputs: []*Node{l, r}, Schema: both, JoinKind: joinKind(j.Kind)}
 	var residual, keys []string
 	on := conjuncts(j.On)
-	for _, name := range j.Using {
+	using, err := usingNames(j, l, r)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range using {
 		ref := func(s *expr.Schema) (int, error) { return s.Resolve(&ast.ColumnRef{At: j.At, Name: name}) }
 		li, err := ref(l.Schema)
 		if err != nil {
@@ -144,7 +159,7 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 	if n.Key == "" {
 		describeKeyless(n, l, r, len(rest) > 0)
 	}
-	return intervalJoin(n, l, r, rest)
+	return mergeUsing(using, j.Kind, l, r)(intervalJoin(n, l, r, rest))
 }
 
 func joinKind(k ast.JoinKind) ops.JoinKind {

@@ -28,7 +28,7 @@ func lookupOpName(k OpKind) (string, bool) {
 // httpTable returns the http table a FROM item names directly, if any.
 func (b *binder) httpTable(t ast.TableExpr) (*connector.Table, *ast.TableName) {
 	tn, ok := t.(*ast.TableName)
-	if !ok {
+	if !ok || b.cte(tn.Name) != nil {
 		return nil, nil
 	}
 	if _, isView := b.cat.View(tn.Name); isView {
@@ -68,8 +68,8 @@ func (b *binder) lookupJoin(j *ast.Join, where *[]ast.Expr) (n *Node, ok bool, e
 	if !inner && j.Kind != ast.LeftJoin {
 		return nil, true, errorf(j.At, "a lookup join with %s must be an INNER or LEFT join", tab.Name)
 	}
-	if len(j.Using) > 0 {
-		return nil, true, errorf(j.At, "a lookup join with %s needs ON equalities, not USING", tab.Name)
+	if len(j.Using) > 0 || j.Natural {
+		return nil, true, errorf(j.At, "a lookup join with %s needs ON equalities, not USING or NATURAL", tab.Name)
 	}
 	spec, err := connector.ParseHTTP(tab)
 	if err != nil {

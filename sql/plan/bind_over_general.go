@@ -176,26 +176,12 @@ type topNHint struct {
 // general OVER emits only the top N rows per partition. The WHERE filter
 // stays: rows past N are simply never emitted.
 func (b *binder) noteTopN(from ast.TableExpr, conj []ast.Expr) {
-	var q *ast.Query
-	var alias string
-	switch f := from.(type) {
-	case *ast.DerivedTable:
-		q, alias = f.Query, f.Alias
-	case *ast.TableName: // a view (tables shadow views, as in tableName)
-		if _, isTable := b.cat.Table(f.Name); !isTable {
-			if v, isView := b.cat.View(f.Name); isView {
-				q, alias = v.Query, f.Alias
-				if alias == "" {
-					alias = f.Name
-				}
-			}
-		}
-	}
+	q, alias := b.namedQuery(from)
 	if q == nil || q.Limit != nil || q.Offset != nil {
 		return
 	}
 	inner, ok := q.Body.(*ast.Select)
-	if !ok || inner.Distinct {
+	if !ok || inner.Distinct || len(inner.DistinctOn) > 0 {
 		return
 	}
 	for _, c := range conj {

@@ -120,8 +120,10 @@ func corrKey(j *Node, outer, in *expr.Schema, c ast.Expr) bool {
 // query in its WHERE conjuncts; those are returned for the join. Anything
 // else is planned as an uncorrelated query.
 func (b *binder) innerQuery(q *ast.Query, outer *expr.Schema, wantValue bool) (*inner, error) {
+	defer b.pushOuter(outer)()
+	defer b.pushWith(q.With)()
 	s, ok := q.Body.(*ast.Select)
-	if !ok || q.Limit != nil || q.Offset != nil || s.From == nil || len(s.GroupBy) > 0 || s.Having != nil || hasAggregate(s) {
+	if !ok || q.Limit != nil || q.Offset != nil || s.From == nil || len(s.DistinctOn) > 0 || len(s.GroupBy) > 0 || s.Having != nil || hasAggregate(s) {
 		n, err := b.subquery(q)
 		if err != nil {
 			return nil, err

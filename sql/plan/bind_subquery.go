@@ -117,7 +117,7 @@ func (b *binder) scalarFilter(n *Node, c ast.Expr, subst map[string]int) (*Node,
 		if _, dup := sub[ast.String(sq)]; dup {
 			continue
 		}
-		one, err := b.scalarSubquery(sq)
+		one, err := b.withOuter(outer, func() (*Node, error) { return b.scalarSubquery(sq) })
 		if err != nil {
 			return nil, err
 		}

@@ -11,11 +11,13 @@ import (
 	"clink/sql/types"
 )
 
-// View is a named query.
+// View is a named query. Names, when CREATE VIEW v (a, b) gave them,
+// rename the query's columns.
 type View struct {
 	Name    string
 	Query   *ast.Query
 	Text    string
+	Names   []string
 	Columns []expr.Column
 }
 
@@ -193,8 +195,33 @@ func (c *Catalog) CreateView(cv *ast.CreateView) error {
 	if err != nil {
 		return err
 	}
-	c.views[cv.Name] = &View{Name: cv.Name, Query: cv.Query, Text: cv.Text, Columns: q.Columns}
+	cols, err := viewColumns(cv, q.Columns)
+	if err != nil {
+		return err
+	}
+	c.views[cv.Name] = &View{Name: cv.Name, Query: cv.Query, Text: cv.Text, Names: cv.Columns, Columns: cols}
 	return nil
+}
+
+// viewColumns applies CREATE VIEW v (a, b)'s column list: one name per
+// column of the query, no duplicates.
+func viewColumns(cv *ast.CreateView, cols []expr.Column) ([]expr.Column, error) {
+	if cv.Columns == nil {
+		return cols, nil
+	}
+	if len(cv.Columns) != len(cols) {
+		return nil, ast.Errorf(cv.At, "view %s names %d column%s but its query has %d", cv.Name, len(cv.Columns), plural(len(cv.Columns)), len(cols))
+	}
+	out := make([]expr.Column, len(cols))
+	for i, name := range cv.Columns {
+		for _, prev := range cv.Columns[:i] {
+			if strings.EqualFold(prev, name) {
+				return nil, ast.Errorf(cv.At, "view %s: column %s named twice", cv.Name, name)
+			}
+		}
+		out[i] = expr.Column{Name: name, Type: cols[i].Type}
+	}
+	return out, nil
 }
 
 // Drop removes a table or view.
