@@ -180,20 +180,25 @@ func doubleNumeral(f float64) numeral {
 // doubleToDecimal converts a finite double through its 15 significant
 // digits to scale, or with scale < 0 to the digits' own scale, at most
 // MaxDecimalPrecision: the digits of a DOUBLE are approximate, so those
-// past the 18th after the point round (half away from zero).
+// past the 18th after the point round (half away from zero), unless
+// nothing but zero would be left (an error).
 func doubleToDecimal(f float64, scale int) (int64, uint8, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, 0, errNotFinite
 	}
 	n := doubleNumeral(f)
-	if scale < 0 {
-		if n.scale <= MaxDecimalPrecision {
-			return n.exact()
-		}
-		scale = MaxDecimalPrecision
+	if scale >= 0 {
+		u, err := n.at(uint8(scale))
+		return u, uint8(scale), err
 	}
-	u, err := n.at(uint8(scale))
-	return u, uint8(scale), err
+	if n.scale <= MaxDecimalPrecision {
+		return n.exact()
+	}
+	u, err := n.at(MaxDecimalPrecision)
+	if err == nil && u == 0 {
+		err = ErrTooManyDigits // nothing of f would be left
+	}
+	return u, MaxDecimalPrecision, err
 }
 
 // RatToScaled rounds r (half away from zero) to an unscaled int64 at scale.
