@@ -70,8 +70,11 @@ func (a *sumAcc) apply(v types.Value, sign int64) error {
 	}
 	if a.typ.Kind == types.KindDouble {
 		f, _ := v.AsFloat()
-		a.f += float64(sign) * f
-		a.n += sign
+		s := a.f + float64(sign)*f
+		if math.IsInf(s, 0) && !math.IsInf(f, 0) && !math.IsInf(a.f, 0) {
+			return fmt.Errorf("SUM: %w", errOverflow)
+		}
+		a.f, a.n = s, a.n+sign
 		return nil
 	}
 	x, err := a.scaled(v)

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"clink/sql/ast"
@@ -121,6 +122,21 @@ func TestSumNumericKeepsScale(t *testing.T) {
 		if got := acc.Result().String(); got != st.want {
 			t.Fatalf("step %d: after a state round trip SUM = %s, want %s", i, got, st.want)
 		}
+	}
+}
+
+// TestSumDoubleOverflow: a SUM of finite doubles overflowing is an error
+// (PostgreSQL), not Infinity; the state is left as it was.
+func TestSumDoubleOverflow(t *testing.T) {
+	acc := aggSpec(t, "SUM(f)").NewAccumulator()
+	if err := acc.Add(types.NewDouble(1e308)); err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.Add(types.NewDouble(1e308)); err == nil || !strings.Contains(err.Error(), "overflow") {
+		t.Fatalf("SUM past the DOUBLE range: err = %v, want overflow", err)
+	}
+	if got := acc.Result().String(); got != "1e+308" {
+		t.Fatalf("SUM after the refused add = %s, want 1e+308", got)
 	}
 }
 
