@@ -89,54 +89,55 @@ func (n numeral) exact() (int64, uint8, error) {
 	switch {
 	case len(d)-sc > MaxDecimalPrecision:
 		return 0, 0, ErrOverflow
-	case sc > MaxDecimalPrecision || len(d) > MaxDecimalPrecision:
+	case sc > MaxDecimalPrecision:
 		return 0, 0, ErrTooManyDigits
-	case sc < 0:
-		d, sc = d+strings.Repeat("0", -sc), 0
 	}
-	return n.signed(d), uint8(sc), nil
+	u, ok := n.value(d, max(-sc, 0))
+	if !ok {
+		return 0, 0, ErrTooManyDigits
+	}
+	return u, uint8(max(sc, 0)), nil
 }
 
 // at rounds n half away from zero to scale.
 func (n numeral) at(scale uint8) (int64, error) {
-	d := n.digits
-	if d == "" {
-		return 0, nil
-	}
-	if drop := n.scale - int(scale); drop <= 0 {
-		d += strings.Repeat("0", min(-drop, MaxDecimalPrecision+1))
-	} else {
-		keep := len(d) - drop
-		up := keep >= 0 && keep < len(d) && d[keep] >= '5'
-		d = d[:max(keep, 0)]
-		if up {
-			return roundUp(n, d)
+	d, drop := n.digits, n.scale-int(scale)
+	if drop <= 0 {
+		u, ok := n.value(d, -drop)
+		if !ok {
+			return 0, ErrOverflow
 		}
+		return u, nil
 	}
-	if len(d) > MaxDecimalPrecision {
+	keep := len(d) - drop
+	up := keep >= 0 && keep < len(d) && d[keep] >= '5'
+	u, ok := n.value(d[:max(keep, 0)], 0)
+	switch {
+	case !ok:
 		return 0, ErrOverflow
+	case up && n.neg:
+		u--
+	case up:
+		u++
 	}
-	return n.signed(d), nil
+	return u, nil
 }
 
-func roundUp(n numeral, d string) (int64, error) {
-	if len(d) > MaxDecimalPrecision {
-		return 0, ErrOverflow
+// value is digits d followed by zeros zeros, with n's sign; false when
+// that is more than MaxDecimalPrecision digits.
+func (n numeral) value(d string, zeros int) (int64, bool) {
+	if d == "" {
+		return 0, true
 	}
-	u := n.signed(d)
+	if len(d)+zeros > MaxDecimalPrecision {
+		return 0, false
+	}
+	u, _ := strconv.ParseInt(d, 10, 64)
+	u *= Pow10(uint8(zeros))
 	if n.neg {
-		return u - 1, nil
+		u = -u
 	}
-	return u + 1, nil
-}
-
-// signed parses up to 18 digits with n's sign.
-func (n numeral) signed(d string) int64 {
-	u, _ := strconv.ParseInt(d, 10, 64) // "" is 0
-	if n.neg {
-		return -u
-	}
-	return u
+	return u, true
 }
 
 // ParseDecimal parses a decimal numeral such as "-12.50" or "1.5e3"
