@@ -43,7 +43,8 @@ func roundFn(trunc bool) func([]types.Value) (types.Value, error) {
 	return func(a []types.Value) (types.Value, error) {
 		v, d := a[0], int64(0)
 		if len(a) == 2 {
-			d = a[1].Int()
+			// Past ±400 digits every DOUBLE and DECIMAL rounds alike.
+			d = min(max(a[1].Int(), -400), 400)
 		}
 		switch v.Kind() {
 		case types.KindDouble:
@@ -110,14 +111,14 @@ func roundDouble(x float64, d int64, f func(float64) float64) (float64, error) {
 		return x, nil
 	}
 	if d >= 0 {
-		p := math.Pow10(int(min(d, 400))) // +Inf past 1e308
+		p := math.Pow10(int(d)) // +Inf past 1e308
 		y := x * p
 		if math.IsInf(y, 0) || math.Abs(y) >= 1<<53 {
 			return x, nil // no fraction digits left at this precision
 		}
 		return f(y) / p, nil
 	}
-	p := math.Pow10(int(min(-d, 400)))
+	p := math.Pow10(int(-d))
 	if math.IsInf(p, 0) {
 		return 0, nil
 	}
