@@ -17,9 +17,10 @@ type ColumnDef struct {
 
 // Watermark is "WATERMARK FOR Column AS Expr".
 type Watermark struct {
-	At     Pos
-	Column string
-	Expr   Expr
+	At       Pos
+	Column   string
+	ColumnAt Pos // where Column is written
+	Expr     Expr
 }
 
 // Option is one "key = 'value'" entry of a WITH (...) clause.
@@ -37,6 +38,7 @@ type CreateTable struct {
 	IfNotExists bool
 	Columns     []ColumnDef
 	PrimaryKey  []string
+	PrimaryAt   []Pos // where each PrimaryKey column is written
 	Watermark   *Watermark
 	Options     []Option
 }

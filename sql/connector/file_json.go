@@ -15,8 +15,9 @@ type jsonField struct {
 // keys and string values have no escapes, control characters or invalid
 // UTF-8, and its values are strings, numbers, booleans or null. Anything
 // else reports !ok, and the line goes through encoding/json instead; the
-// fast path reads exactly what a json.Decoder would (like Decode, it
-// ignores what follows the object). Fields are appended to fs.
+// fast path reads exactly what a json.Decoder would. Anything but white
+// space after the object also reports !ok, so that parseJSON rejects the
+// line. Fields are appended to fs.
 func scanFlatJSON(s string, fs []jsonField) ([]jsonField, bool) {
 	i := skipWS(s, 0)
 	if i >= len(s) || s[i] != '{' {
@@ -24,7 +25,7 @@ func scanFlatJSON(s string, fs []jsonField) ([]jsonField, bool) {
 	}
 	i = skipWS(s, i+1)
 	if i < len(s) && s[i] == '}' {
-		return fs, true
+		return fs, skipWS(s, i+1) == len(s)
 	}
 	for {
 		key, j, ok := scanString(s, i)
@@ -46,7 +47,7 @@ func scanFlatJSON(s string, fs []jsonField) ([]jsonField, bool) {
 		}
 		switch s[j] {
 		case '}':
-			return fs, true
+			return fs, skipWS(s, j+1) == len(s)
 		case ',':
 			i = skipWS(s, j+1)
 		default:

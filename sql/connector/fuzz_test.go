@@ -15,6 +15,7 @@ func fuzzTable(connector, path string, opts map[string]string) *Table {
 	cols := []expr.Column{
 		{Name: "b", Type: types.Bool}, {Name: "i", Type: types.Int}, {Name: "n", Type: types.BigInt},
 		{Name: "d", Type: types.Double}, {Name: "m", Type: types.Decimal(10, 2)}, {Name: "s", Type: types.Varchar},
+		{Name: "u", Type: types.Numeric},
 		{Name: "ts", Type: types.Timestamp},
 	}
 	o := map[string]string{"path": path}

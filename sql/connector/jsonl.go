@@ -105,6 +105,9 @@ func (r *jsonlReader) parseJSON(line string) (types.Row, error) {
 	if err := dec.Decode(&obj); err != nil {
 		return nil, fmt.Errorf("bad JSON: %w", err)
 	}
+	if dec.InputOffset() < int64(len(strings.TrimRight(line, " \t\r\n"))) {
+		return nil, fmt.Errorf("bad JSON: unexpected %q after the object", trailing(line, dec.InputOffset()))
+	}
 	row := make(types.Row, len(r.t.Columns))
 	for i, c := range r.t.Columns {
 		v, ok := lookupFold(obj, c.Name)
@@ -135,6 +138,15 @@ func (r *jsonlReader) parseJSON(line string) (types.Row, error) {
 		row[i] = val
 	}
 	return row, nil
+}
+
+// trailing is what follows offset in line, shortened for a message.
+func trailing(line string, offset int64) string {
+	rest := strings.TrimSpace(line[offset:])
+	if len(rest) > 20 {
+		rest = rest[:20] + "..."
+	}
+	return rest
 }
 
 func lookupFold(obj map[string]any, name string) (any, bool) {

@@ -54,12 +54,14 @@ func (a *countAcc) UnmarshalBinary(b []byte) error        { return readVarints(b
 
 // sumAcc sums exactly for integers and decimals (as an int64 at the
 // result scale) and in float64 for DOUBLE, where retraction can leave
-// rounding residue.
+// rounding residue. Over the unconstrained DECIMAL the scale is the
+// largest of the values added so far (scale), as PostgreSQL's SUM keeps.
 type sumAcc struct {
-	typ types.Type
-	n   int64
-	i   int64
-	f   float64
+	typ   types.Type
+	n     int64
+	i     int64
+	f     float64
+	scale uint8
 }
 
 func (a *sumAcc) apply(v types.Value, sign int64) error {
@@ -68,16 +70,16 @@ func (a *sumAcc) apply(v types.Value, sign int64) error {
 	}
 	if a.typ.Kind == types.KindDouble {
 		f, _ := v.AsFloat()
-		a.f += float64(sign) * f
-		a.n += sign
+		s := a.f + float64(sign)*f
+		if math.IsInf(s, 0) && !math.IsInf(f, 0) && !math.IsInf(a.f, 0) {
+			return fmt.Errorf("SUM: %w", errOverflow)
+		}
+		a.f, a.n = s, a.n+sign
 		return nil
 	}
-	x := v.Int()
-	if v.Kind() == types.KindDecimal && v.Scale() != a.typ.Scale {
-		var err error
-		if x, err = types.Rescale(x, v.Scale(), a.typ.Scale); err != nil {
-			return err
-		}
+	x, err := a.scaled(v)
+	if err != nil {
+		return fmt.Errorf("SUM: %w", err)
 	}
 	op := "+"
 	if sign < 0 {
@@ -91,6 +93,29 @@ func (a *sumAcc) apply(v types.Value, sign int64) error {
 	return nil
 }
 
+// scaled returns v's unscaled integer at the sum's scale, first widening
+// an unconstrained sum's scale to v's.
+func (a *sumAcc) scaled(v types.Value) (int64, error) {
+	if v.Kind() != types.KindDecimal {
+		return types.Rescale(v.Int(), 0, a.sumScale())
+	}
+	if a.typ.AnyScale() && v.Scale() > a.scale {
+		i, err := types.Rescale(a.i, a.scale, v.Scale())
+		if err != nil {
+			return 0, err
+		}
+		a.i, a.scale = i, v.Scale()
+	}
+	return types.Rescale(v.Int(), v.Scale(), a.sumScale())
+}
+
+func (a *sumAcc) sumScale() uint8 {
+	if a.typ.AnyScale() {
+		return a.scale
+	}
+	return a.typ.Scale
+}
+
 func (a *sumAcc) Add(v types.Value) error     { return a.apply(v, 1) }
 func (a *sumAcc) Retract(v types.Value) error { return a.apply(v, -1) }
 func (a *sumAcc) Count() int64                { return a.n }
@@ -102,7 +127,7 @@ func (a *sumAcc) Result() types.Value {
 	case a.typ.Kind == types.KindDouble:
 		return types.NewDouble(a.f)
 	case a.typ.Kind == types.KindDecimal:
-		return types.NewDecimal(a.i, a.typ.Scale)
+		return types.NewDecimal(a.i, a.sumScale())
 	}
 	return types.NewBigInt(a.i)
 }
@@ -111,19 +136,31 @@ func (a *sumAcc) float() float64 {
 	if a.typ.Kind == types.KindDouble {
 		return a.f
 	}
-	return float64(a.i) / float64(types.Pow10(a.typ.Scale))
+	return float64(a.i) / float64(types.Pow10(a.sumScale()))
 }
 
 func (a *sumAcc) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) }
 
-// AppendBinary is MarshalBinary into b (encoding.BinaryAppender).
+// AppendBinary is MarshalBinary into b (encoding.BinaryAppender): the
+// count, the integer sum and the double sum, then, over the unconstrained
+// DECIMAL only, the sum's scale byte.
 func (a *sumAcc) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendVarint(b, a.n)
 	b = binary.AppendVarint(b, a.i)
-	return binary.BigEndian.AppendUint64(b, math.Float64bits(a.f)), nil
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(a.f))
+	if a.typ.AnyScale() {
+		b = append(b, a.scale)
+	}
+	return b, nil
 }
 
 func (a *sumAcc) UnmarshalBinary(b []byte) error {
+	if a.typ.AnyScale() {
+		if len(b) < 1 || b[len(b)-1] > types.MaxDecimalPrecision {
+			return errState
+		}
+		a.scale, b = b[len(b)-1], b[:len(b)-1]
+	}
 	if len(b) < 8 {
 		return errState
 	}

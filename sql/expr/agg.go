@@ -33,7 +33,8 @@ type AggSpec struct {
 
 // CompileAgg compiles an aggregate call against the aggregation's input
 // schema. Result types: COUNT BIGINT; SUM BIGINT for integers, DECIMAL of
-// the input scale, DOUBLE for DOUBLE; MIN/MAX the input type; AVG DOUBLE.
+// the input scale (unconstrained: the largest scale summed), DOUBLE for
+// DOUBLE; MIN/MAX the input type; AVG DOUBLE.
 func (c *Compiler) CompileAgg(call *ast.FuncCall) (*AggSpec, error) {
 	kind, ok := aggKinds[call.Name]
 	if !ok {
@@ -90,6 +91,8 @@ func aggResultType(call *ast.FuncCall, kind AggKind, arg Expr) (types.Type, erro
 	switch {
 	case t.IsInteger() || isNullType(t):
 		return types.BigInt, nil
+	case t.AnyScale():
+		return types.Numeric, nil
 	case t.Kind == types.KindDecimal:
 		return types.Decimal(types.MaxDecimalPrecision, t.Scale), nil
 	case t.Kind == types.KindDouble:

@@ -14,32 +14,56 @@ import (
 // decimal division or modulo by zero. DOUBLE division follows IEEE 754.
 var errDivZero = errors.New("division by zero")
 
+// errOverflow and errUnderflow are PostgreSQL's errors for a DOUBLE
+// result out of range (finite operands).
+var (
+	errOverflow  = errors.New("value out of range: overflow")
+	errUnderflow = errors.New("value out of range: underflow")
+)
+
 // numericResult returns the arithmetic result type of two numeric types:
-// DOUBLE if either is DOUBLE, else DECIMAL if either is DECIMAL, else INT
-// if both are INT, else BIGINT.
+// DOUBLE if either is DOUBLE, else DECIMAL if either is DECIMAL (the
+// unconstrained DECIMAL if either is, its scale decided per value), else
+// INT if both are INT, else BIGINT.
 func numericResult(op string, a, b types.Type) types.Type {
 	switch {
 	case a.Kind == types.KindDouble || b.Kind == types.KindDouble:
 		return types.Double
+	case a.AnyScale() || b.AnyScale():
+		return types.Numeric
 	case a.Kind == types.KindDecimal || b.Kind == types.KindDecimal:
-		sa, sb := scaleOf(a), scaleOf(b)
-		s := max(sa, sb)
-		switch op {
-		case "*":
-			s = min(sa+sb, types.MaxDecimalPrecision)
-		case "/":
-			s = min(max(s, 6), types.MaxDecimalPrecision)
-		}
-		return types.Decimal(types.MaxDecimalPrecision, s)
+		return types.Decimal(types.MaxDecimalPrecision, resultScale(op, scaleOf(a), scaleOf(b)))
 	case a.Kind == types.KindInt && b.Kind == types.KindInt:
 		return types.Int
 	}
 	return types.BigInt
 }
 
+// resultScale is a decimal result's scale from its operands' scales:
+// + - % the larger, * the sum, / the larger but at least 6, each capped
+// at 18.
+func resultScale(op string, sa, sb uint8) uint8 {
+	s := max(sa, sb)
+	switch op {
+	case "*":
+		s = sa + sb
+	case "/":
+		s = max(s, 6)
+	}
+	return min(s, types.MaxDecimalPrecision)
+}
+
 func scaleOf(t types.Type) uint8 {
 	if t.Kind == types.KindDecimal {
 		return t.Scale
+	}
+	return 0
+}
+
+// valueScale is the scale of an exact value (0 for integers).
+func valueScale(v types.Value) uint8 {
+	if v.Kind() == types.KindDecimal {
+		return v.Scale()
 	}
 	return 0
 }
@@ -50,9 +74,14 @@ func arith(op string, a, b types.Value, rt types.Type) (types.Value, error) {
 	case types.KindDouble:
 		x, _ := a.AsFloat()
 		y, _ := b.AsFloat()
-		return types.NewDouble(floatOp(op, x, y)), nil
+		f, err := floatOp(op, x, y)
+		return types.NewDouble(f), err
 	case types.KindDecimal:
-		return decimalOp(op, a, b, rt.Scale)
+		scale := rt.Scale
+		if rt.AnyScale() {
+			scale = resultScale(op, valueScale(a), valueScale(b))
+		}
+		return decimalOp(op, a, b, scale)
 	}
 	i, err := intOp(op, a.Int(), b.Int())
 	if err != nil {
@@ -67,18 +96,37 @@ func arith(op string, a, b types.Value, rt types.Type) (types.Value, error) {
 	return types.NewBigInt(i), nil
 }
 
-func floatOp(op string, x, y float64) float64 {
+// floatOp computes in IEEE doubles with PostgreSQL's checks: division
+// by zero, and a finite operation overflowing to infinity or underflowing
+// to zero, are errors (never a silent Infinity, NaN or 0).
+func floatOp(op string, x, y float64) (float64, error) {
+	var r float64
 	switch op {
 	case "+":
-		return x + y
+		r = x + y
 	case "-":
-		return x - y
+		r = x - y
 	case "*":
-		return x * y
-	case "/":
-		return x / y
+		r = x * y
+		if r == 0 && x != 0 && y != 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			return 0, errUnderflow
+		}
+	case "/", "%":
+		if y == 0 && !math.IsNaN(x) {
+			return 0, errDivZero
+		}
+		if op == "%" {
+			return math.Mod(x, y), nil
+		}
+		r = x / y
+		if r == 0 && x != 0 && !math.IsInf(y, 0) {
+			return 0, errUnderflow
+		}
 	}
-	return math.Mod(x, y)
+	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+		return 0, errOverflow
+	}
+	return r, nil
 }
 
 func intOp(op string, x, y int64) (int64, error) {

@@ -21,6 +21,10 @@ type builtin struct {
 
 var builtins = map[string]*builtin{}
 
+// argTyped holds, for functions whose result type depends on a constant
+// argument (ROUND's digits), the checker that replaces builtin.result.
+var argTyped = map[string]func(args []*node) (types.Type, error){}
+
 func register(names []string, b *builtin) {
 	for _, n := range names {
 		builtins[n] = b
@@ -76,7 +80,13 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 		}
 		args[i], argTypes[i] = n, n.typ
 	}
-	typ, err := b.result(argTypes)
+	var typ types.Type
+	var err error
+	if typeOf, ok := argTyped[e.Name]; ok {
+		typ, err = typeOf(args)
+	} else {
+		typ, err = b.result(argTypes)
+	}
 	if err != nil {
 		return nil, ast.Errorf(e.At, "%s: %v", e.Name, err)
 	}

@@ -47,7 +47,7 @@ func coerceValue(v types.Value, err error) func(t types.Type) (types.Value, erro
 		if err != nil || v.IsNull() || !t.IsNumeric() {
 			return v, err
 		}
-		if v.Kind() == t.Kind && (t.Kind != types.KindDecimal || v.Scale() == t.Scale) {
+		if v.Kind() == t.Kind && (t.Kind != types.KindDecimal || t.AnyScale() || v.Scale() == t.Scale) {
 			return v, nil
 		}
 		return types.Cast(v, t)

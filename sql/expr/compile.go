@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"maps"
 	"strconv"
 
@@ -149,7 +150,8 @@ func literal(e *ast.Literal) (*node, error) {
 	case ast.LitInt:
 		i, err := strconv.ParseInt(e.Val, 10, 64)
 		if err != nil {
-			return decimalLiteral(e)
+			// 19 digits or more: no DECIMAL(18) holds it either.
+			return nil, ast.Errorf(e.At, "integer literal %s is out of range for BIGINT", e.Val)
 		}
 		return constNode(types.NewBigInt(i), types.BigInt), nil
 	case ast.LitDecimal:
@@ -176,15 +178,16 @@ func literal(e *ast.Literal) (*node, error) {
 	return nil, ast.Errorf(e.At, "unsupported literal")
 }
 
+// decimalLiteral is a DECIMAL of the literal's written scale (1.50 is
+// DECIMAL(18,2)); one needing more than 18 digits is an error, not a
+// rounding or a DOUBLE.
 func decimalLiteral(e *ast.Literal) (*node, error) {
 	u, s, err := types.ParseDecimal(e.Val)
+	if err != nil && !errors.Is(err, types.ErrOverflow) && !errors.Is(err, types.ErrTooManyDigits) {
+		return nil, ast.Errorf(e.At, "invalid number %s", e.Val)
+	}
 	if err != nil {
-		// Too wide for a scaled int64: fall back to DOUBLE.
-		f, ferr := strconv.ParseFloat(e.Val, 64)
-		if ferr != nil {
-			return nil, ast.Errorf(e.At, "invalid number %s", e.Val)
-		}
-		return constNode(types.NewDouble(f), types.Double), nil
+		return nil, ast.Errorf(e.At, "decimal literal %s has more digits than DECIMAL's %d: write %se0 for a DOUBLE", e.Val, types.MaxDecimalPrecision, e.Val)
 	}
 	return constNode(types.NewDecimal(u, s), types.Decimal(types.MaxDecimalPrecision, s)), nil
 }

@@ -34,10 +34,15 @@ var testRows = []types.Row{
 	make(types.Row, 9),
 }
 
-// TestEval runs testdata/eval: "eval" compiles the input against
-// testSchema and prints "TYPE: value-on-row-1 | value-on-row-2".
+// TestEval runs the files under testdata (eval, numeric): "eval" compiles
+// the input against testSchema and prints "TYPE: value-on-row-1 |
+// value-on-row-2".
 func TestEval(t *testing.T) {
-	datadriven.RunTest(t, "testdata/eval", func(t *testing.T, d *datadriven.TestData) string {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) { runEval(t, path) })
+}
+
+func runEval(t *testing.T, path string) {
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 		if d.Cmd != "eval" {
 			d.Fatalf(t, "unknown directive %s", d.Cmd)
 		}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"math"
 
 	"clink/sql/types"
@@ -10,15 +11,19 @@ func init() {
 	register([]string{"ABS"}, &builtin{1, 1, sameNumeric, absFn, false})
 	register([]string{"FLOOR"}, &builtin{1, 1, integralNumeric, roundWith(math.Floor, -1), false})
 	register([]string{"CEIL", "CEILING"}, &builtin{1, 1, integralNumeric, roundWith(math.Ceil, 1), false})
-	register([]string{"ROUND"}, &builtin{1, 2, roundType, roundFn, false})
+	register([]string{"ROUND"}, &builtin{1, 2, nil, roundFn(false), false})
+	register([]string{"TRUNC", "TRUNCATE"}, &builtin{1, 2, nil, roundFn(true), false})
+	for _, n := range []string{"ROUND", "TRUNC", "TRUNCATE"} {
+		argTyped[n] = roundType
+	}
 	register([]string{"MOD"}, &builtin{2, 2, modType, func(a []types.Value) (types.Value, error) {
 		t := numericResult("%", kindType(a[0]), kindType(a[1]))
 		return arith("%", a[0], a[1], t)
 	}, false})
-	register([]string{"POWER", "POW"}, &builtin{2, 2, sig(types.Double, num), floatFn2(math.Pow), false})
-	register([]string{"SQRT"}, &builtin{1, 1, sig(types.Double, num), floatFn1(math.Sqrt), false})
-	register([]string{"LN"}, &builtin{1, 1, sig(types.Double, num), floatFn1(math.Log), false})
-	register([]string{"EXP"}, &builtin{1, 1, sig(types.Double, num), floatFn1(math.Exp), false})
+	register([]string{"POWER", "POW"}, &builtin{2, 2, sig(types.Double, num), floatFn2(powFn), false})
+	register([]string{"SQRT"}, &builtin{1, 1, sig(types.Double, num), floatFn1(sqrtFn), false})
+	register([]string{"LN"}, &builtin{1, 1, sig(types.Double, num), floatFn1(lnFn), false})
+	register([]string{"EXP"}, &builtin{1, 1, sig(types.Double, num), floatFn1(expFn), false})
 	register([]string{"SIGN"}, &builtin{1, 1, sameNumeric, signFn, false})
 }
 
@@ -46,15 +51,6 @@ func integralNumeric(a []types.Type) (types.Type, error) {
 		t = types.Decimal(t.Precision, 0)
 	}
 	return t, err
-}
-
-func roundType(a []types.Type) (types.Type, error) {
-	if len(a) == 2 {
-		if err := intg(a[1]); err != nil {
-			return types.Type{}, err
-		}
-	}
-	return sameNumeric(a[:1])
 }
 
 func modType(a []types.Type) (types.Type, error) {
@@ -110,51 +106,75 @@ func roundWith(f func(float64) float64, dir int64) func([]types.Value) (types.Va
 	}
 }
 
-// roundFn rounds half away from zero to d digits (default 0).
-func roundFn(a []types.Value) (types.Value, error) {
-	v, d := a[0], int64(0)
-	if len(a) == 2 {
-		d = a[1].Int()
+// The DOUBLE functions raise PostgreSQL's errors where the math library
+// would return NaN or an infinity from finite input.
+
+var (
+	errNegSqrt    = errors.New("cannot take square root of a negative number")
+	errLogZero    = errors.New("cannot take logarithm of zero")
+	errLogNeg     = errors.New("cannot take logarithm of a negative number")
+	errZeroPowNeg = errors.New("zero raised to a negative power is undefined")
+	errNegPowFrac = errors.New("a negative number raised to a non-integer power yields a complex result")
+)
+
+func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+// checkRange reports r overflowing to an infinity, or (when zeroOK is
+// false) underflowing to zero, from finite operands.
+func checkRange(r float64, finiteIn, zeroOK bool) (float64, error) {
+	switch {
+	case finiteIn && math.IsInf(r, 0):
+		return 0, errOverflow
+	case finiteIn && r == 0 && !zeroOK:
+		return 0, errUnderflow
 	}
-	switch v.Kind() {
-	case types.KindDouble:
-		p := math.Pow10(int(d))
-		return types.NewDouble(math.Round(v.Float()*p) / p), nil
-	case types.KindDecimal:
-		if d >= int64(v.Scale()) {
-			return v, nil
-		}
-		u, err := types.Rescale(v.Int(), v.Scale(), uint8(max(d, 0)))
-		if err != nil {
-			return types.NullValue, err
-		}
-		back, err := types.Rescale(u, uint8(max(d, 0)), v.Scale())
-		return types.NewDecimal(back, v.Scale()), err
-	}
-	if d >= 0 {
-		return v, nil
-	}
-	if -d > 18 {
-		return types.Cast(types.NewBigInt(0), kindType(v))
-	}
-	u, err := types.Rescale(v.Int(), uint8(-d), 0)
-	if err != nil {
-		return types.NullValue, err
-	}
-	return types.Cast(types.NewBigInt(u*types.Pow10(uint8(-d))), kindType(v))
+	return r, nil
 }
 
-func floatFn1(f func(float64) float64) func([]types.Value) (types.Value, error) {
+func sqrtFn(x float64) (float64, error) {
+	if x < 0 {
+		return 0, errNegSqrt
+	}
+	return math.Sqrt(x), nil
+}
+
+func lnFn(x float64) (float64, error) {
+	switch {
+	case x == 0:
+		return 0, errLogZero
+	case x < 0:
+		return 0, errLogNeg
+	}
+	return math.Log(x), nil
+}
+
+func expFn(x float64) (float64, error) {
+	return checkRange(math.Exp(x), finite(x), false)
+}
+
+func powFn(x, y float64) (float64, error) {
+	switch {
+	case x == 0 && y < 0:
+		return 0, errZeroPowNeg
+	case x < 0 && finite(y) && y != math.Trunc(y):
+		return 0, errNegPowFrac
+	}
+	return checkRange(math.Pow(x, y), finite(x) && finite(y), x == 0)
+}
+
+func floatFn1(f func(float64) (float64, error)) func([]types.Value) (types.Value, error) {
 	return func(a []types.Value) (types.Value, error) {
 		x, _ := a[0].AsFloat()
-		return types.NewDouble(f(x)), nil
+		r, err := f(x)
+		return types.NewDouble(r), err
 	}
 }
 
-func floatFn2(f func(float64, float64) float64) func([]types.Value) (types.Value, error) {
+func floatFn2(f func(float64, float64) (float64, error)) func([]types.Value) (types.Value, error) {
 	return func(a []types.Value) (types.Value, error) {
 		x, _ := a[0].AsFloat()
 		y, _ := a[1].AsFloat()
-		return types.NewDouble(f(x, y)), nil
+		r, err := f(x, y)
+		return types.NewDouble(r), err
 	}
 }

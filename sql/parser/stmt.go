@@ -94,7 +94,7 @@ func (p *parser) tableElement(ct *ast.CreateTable) {
 		if ct.PrimaryKey != nil {
 			p.errorAt(t.pos, "duplicate PRIMARY KEY")
 		}
-		ct.PrimaryKey = p.parenIdents("column name")
+		ct.PrimaryKey, ct.PrimaryAt = p.parenIdentsAt("column name")
 		p.acceptKw("NOT", "ENFORCED")
 	case p.acceptKw("WATERMARK"):
 		if ct.Watermark != nil {
@@ -102,7 +102,9 @@ func (p *parser) tableElement(ct *ast.CreateTable) {
 		}
 		p.expectKw("FOR")
 		w := &ast.Watermark{At: t.pos}
-		w.Column, _ = p.ident("time column name")
+		var ctok token
+		w.Column, ctok = p.ident("time column name")
+		w.ColumnAt = ctok.pos
 		p.expectKw("AS")
 		w.Expr = p.expr()
 		ct.Watermark = w
@@ -114,11 +116,11 @@ func (p *parser) tableElement(ct *ast.CreateTable) {
 			}
 		}
 		ct.Columns = append(ct.Columns, ast.ColumnDef{At: nt.pos, Name: name, Type: p.typeName()})
-		p.columnConstraints(ct, name)
+		p.columnConstraints(ct, name, nt.pos)
 	}
 }
 
-func (p *parser) columnConstraints(ct *ast.CreateTable, col string) {
+func (p *parser) columnConstraints(ct *ast.CreateTable, col string, at ast.Pos) {
 	for {
 		t := p.tok()
 		switch {
@@ -127,7 +129,7 @@ func (p *parser) columnConstraints(ct *ast.CreateTable, col string) {
 			if ct.PrimaryKey != nil {
 				p.errorAt(t.pos, "duplicate PRIMARY KEY")
 			}
-			ct.PrimaryKey = []string{col}
+			ct.PrimaryKey, ct.PrimaryAt = []string{col}, []ast.Pos{at}
 			p.acceptKw("NOT", "ENFORCED")
 		default:
 			return
@@ -136,17 +138,24 @@ func (p *parser) columnConstraints(ct *ast.CreateTable, col string) {
 }
 
 func (p *parser) parenIdents(what string) []string {
+	out, _ := p.parenIdentsAt(what)
+	return out
+}
+
+// parenIdentsAt parses "(a, b, ...)" with each name's position.
+func (p *parser) parenIdentsAt(what string) ([]string, []ast.Pos) {
 	p.expectOp("(")
 	var out []string
+	var at []ast.Pos
 	for {
-		n, _ := p.ident(what)
-		out = append(out, n)
+		n, t := p.ident(what)
+		out, at = append(out, n), append(at, t.pos)
 		if !p.acceptOp(",") {
 			break
 		}
 	}
 	p.expectOp(")")
-	return out
+	return out, at
 }
 
 // options parses WITH ( key = 'value', ... ); keys may be quoted strings,

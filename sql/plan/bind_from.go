@@ -227,5 +227,5 @@ func sameKeyFamily(a, b types.Type) bool {
 	if a.IsInteger() && b.IsInteger() {
 		return true
 	}
-	return a.Kind == b.Kind && (a.Kind != types.KindDecimal || a.Scale == b.Scale)
+	return a.Kind == b.Kind && (a.Kind != types.KindDecimal || a.Scale == b.Scale && a.AnyScale() == b.AnyScale())
 }

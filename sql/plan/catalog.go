@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,6 +98,9 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		t.Columns = append(t.Columns, expr.Column{Name: col.Name, Type: col.Type})
 		t.ColumnPos = append(t.ColumnPos, col.At)
 	}
+	if err := checkPrimaryKey(ct); err != nil {
+		return err
+	}
 	for _, o := range ct.Options {
 		k := strings.ToLower(o.Key)
 		t.Options[k], t.OptionPos[k] = o.Value, o.At
@@ -124,12 +128,34 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 	return nil
 }
 
+// checkPrimaryKey: every PRIMARY KEY column is a column of the table,
+// named once (PostgreSQL's checks), each error at the name.
+func checkPrimaryKey(ct *ast.CreateTable) error {
+	for i, name := range ct.PrimaryKey {
+		at := ct.At
+		if i < len(ct.PrimaryAt) {
+			at = ct.PrimaryAt[i]
+		}
+		if !slices.ContainsFunc(ct.Columns, func(c ast.ColumnDef) bool { return strings.EqualFold(c.Name, name) }) {
+			return ast.Errorf(at, "PRIMARY KEY column %s is not a column of table %s", name, ct.Name)
+		}
+		if slices.ContainsFunc(ct.PrimaryKey[:i], func(p string) bool { return strings.EqualFold(p, name) }) {
+			return ast.Errorf(at, "column %s appears twice in PRIMARY KEY", name)
+		}
+	}
+	return nil
+}
+
 func (c *Catalog) watermark(t *connector.Table, w *ast.Watermark) error {
 	if w == nil {
 		return nil
 	}
 	s := t.Schema("")
-	idx, err := s.Resolve(&ast.ColumnRef{At: w.At, Name: w.Column})
+	at := w.ColumnAt
+	if at == (ast.Pos{}) {
+		at = w.At
+	}
+	idx, err := s.Resolve(&ast.ColumnRef{At: at, Name: w.Column})
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,16 @@ DESCRIBE v;
 SELECT * FROM v ORDER BY n DESC, b;
 DROP VIEW v;
 SHOW VIEWS;`},
+		{"numeric", `CREATE TABLE pay (id INT, amount NUMERIC) WITH (connector = 'csv', path = 'numeric.csv', header = 'true', on_error = 'skip');
+DESCRIBE pay;
+SELECT id, amount, amount * 2, ROUND(amount, 2) FROM pay ORDER BY id;
+SELECT SUM(amount), CAST(2443.691829 AS NUMERIC), ROUND(1.5, 400), ROUND(1234.5, -2) FROM pay;`},
+		{"err_numeric_csv", `CREATE TABLE pay (id INT, amount NUMERIC) WITH (connector = 'csv', path = 'numeric.csv', header = 'true');
+SELECT * FROM pay;`},
+		{"err_literal", `CREATE TABLE t (a BIGINT);
+SELECT a FROM t WHERE a < 9223372036854775808;`},
+		{"err_primary_key", `CREATE TABLE t (a INT, b VARCHAR,
+  PRIMARY KEY (a, c));`},
 		{"errors", `CREATE TABLE t (a INT, b VARCHAR);
 SELECT a, b FROM t WHERE a IN (SELECT a FROM t) OR b = 'x';`},
 		{"err_over", `CREATE TABLE t (a INT, b VARCHAR);

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -31,48 +30,6 @@ func ParseTimestamp(s string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("invalid TIMESTAMP %q (want 2006-01-02 15:04:05[.000])", s)
-}
-
-// ParseDecimal parses a decimal literal such as "-12.50" or "1e3" into an
-// unscaled int64 and its scale.
-func ParseDecimal(s string) (unscaled int64, scale uint8, err error) {
-	s = strings.TrimSpace(s)
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return 0, 0, fmt.Errorf("invalid DECIMAL %q", s)
-	}
-	sc := 0
-	if i := strings.IndexByte(s, '.'); i >= 0 && !strings.ContainsAny(s, "eE") {
-		sc = len(s) - i - 1
-	}
-	if sc > MaxDecimalPrecision {
-		sc = MaxDecimalPrecision
-	}
-	u, err := RatToScaled(r, uint8(sc))
-	return u, uint8(sc), err
-}
-
-// RatToScaled rounds r (half away from zero) to an unscaled int64 at scale.
-func RatToScaled(r *big.Rat, scale uint8) (int64, error) {
-	x := new(big.Rat).Mul(r, new(big.Rat).SetInt64(Pow10(scale)))
-	num, den := x.Num(), x.Denom()
-	q, m := new(big.Int).QuoRem(num, den, new(big.Int))
-	if m.Sign() != 0 && new(big.Int).Mul(new(big.Int).Abs(m), big.NewInt(2)).Cmp(den) >= 0 {
-		q.Add(q, big.NewInt(int64(num.Sign())))
-	}
-	if !q.IsInt64() {
-		return 0, ErrOverflow
-	}
-	return q.Int64(), nil
-}
-
-// Rescale changes a decimal's scale, rounding half away from zero.
-func Rescale(unscaled int64, from, to uint8) (int64, error) {
-	if from == to {
-		return unscaled, nil
-	}
-	r := new(big.Rat).SetFrac(big.NewInt(unscaled), big.NewInt(Pow10(from)))
-	return RatToScaled(r, to)
 }
 
 // Cast converts v to type t with SQL CAST semantics. NULL casts to NULL.
@@ -133,18 +90,22 @@ func castInt(v Value, t Type) (Value, error) {
 		return mk(v.i)
 	case KindDouble:
 		f := math.Round(v.Float())
-		if math.IsNaN(f) || f < -9.223372036854775e18 || f > 9.223372036854775e18 {
+		// 2^63 is exact as a float64; every double below it converts.
+		if math.IsNaN(f) || f < -(1<<63) || f >= 1<<63 {
 			return NullValue, fmt.Errorf("cast %s to %s: %w", v, t, ErrOverflow)
 		}
 		return mk(int64(f))
 	case KindDecimal:
 		i, err := Rescale(v.i, v.scale, 0)
 		if err != nil {
-			return NullValue, err
+			return NullValue, fmt.Errorf("cast %s to %s: %w", v, t, err)
 		}
 		return mk(i)
 	case KindVarchar:
 		i, err := strconv.ParseInt(strings.TrimSpace(v.s), 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return NullValue, fmt.Errorf("cast %q to %s: %w", v.s, t, ErrOverflow)
+		}
 		if err != nil {
 			return NullValue, fmt.Errorf("invalid %s %q", t, v.s)
 		}
@@ -167,42 +128,54 @@ func castDouble(v Value) (Value, error) {
 	return NullValue, fmt.Errorf("cannot cast %s to DOUBLE", v.kind.name())
 }
 
+// castDecimal converts to DECIMAL(p,s), rounding half away from zero to
+// s, or to the unconstrained DECIMAL, keeping the value's own scale (a
+// DECIMAL's, a string's written digits, a DOUBLE's 15 significant
+// digits); a value needing more digits than fit is an error.
 func castDecimal(v Value, t Type) (Value, error) {
 	var u int64
 	var err error
+	sc := t.Scale
 	switch v.kind {
 	case KindInt, KindBigInt:
-		u, err = Rescale(v.i, 0, t.Scale)
+		u, err = Rescale(v.i, 0, sc)
 	case KindDecimal:
-		u, err = Rescale(v.i, v.scale, t.Scale)
-	case KindDouble:
-		f := v.Float()
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return NullValue, fmt.Errorf("cast %s to %s: %w", v, t, ErrOverflow)
+		u, sc = v.i, v.scale
+		if !t.AnyScale() {
+			sc = t.Scale
+			u, err = Rescale(v.i, v.scale, sc)
 		}
-		u, err = RatToScaled(new(big.Rat).SetFloat64(f), t.Scale)
+	case KindDouble:
+		want := int(t.Scale)
+		if t.AnyScale() {
+			want = -1
+		}
+		u, sc, err = doubleToDecimal(v.Float(), want)
 	case KindVarchar:
-		var sc uint8
-		if u, sc, err = ParseDecimal(v.s); err == nil {
-			u, err = Rescale(u, sc, t.Scale)
+		if t.AnyScale() {
+			u, sc, err = ParseDecimal(v.s)
+		} else {
+			u, err = ParseDecimalAt(v.s, sc)
 		}
 	default:
 		return NullValue, fmt.Errorf("cannot cast %s to %s", v.kind.name(), t)
 	}
+	if err == nil && !fitsPrecision(u, t) {
+		err = ErrOverflow
+	}
 	if err != nil {
 		return NullValue, fmt.Errorf("cast %s to %s: %w", v, t, err)
 	}
-	if t.Precision > 0 && abs64(u) >= Pow10(t.Precision) {
-		return NullValue, fmt.Errorf("cast %s to %s: %w", v, t, ErrOverflow)
-	}
-	return NewDecimal(u, t.Scale), nil
+	return NewDecimal(u, sc), nil
 }
 
-func abs64(i int64) int64 {
-	if i < 0 {
-		return -i
+// fitsPrecision checks u against t's precision (18 when unconstrained).
+func fitsPrecision(u int64, t Type) bool {
+	if t.AnyScale() {
+		return FitsDecimal(u)
 	}
-	return i
+	p := Pow10(t.Precision)
+	return u > -p && u < p
 }
 
 func castTimestamp(v Value) (Value, error) {

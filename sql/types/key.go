@@ -8,7 +8,8 @@ import (
 )
 
 // DecodeKey decodes a key-encoded row. types gives each column's type so
-// that INT comes back as INT and decimals at their declared scale; pass nil
+// that INT comes back as INT and decimals at their declared scale (an
+// unconstrained DECIMAL's at their smallest exact scale); pass nil
 // to get BIGINT and scale-18 decimals.
 func DecodeKey(buf []byte, types []Type) (Row, error) {
 	var r Row
@@ -34,7 +35,7 @@ func fromKeyType(v Value, t Type) (Value, error) {
 	switch {
 	case t.Kind == KindInt && v.kind == KindBigInt:
 		return NewInt(v.i), nil
-	case t.Kind == KindDecimal && v.kind == KindDecimal:
+	case t.Kind == KindDecimal && v.kind == KindDecimal && !t.AnyScale():
 		u, err := Rescale(v.i, v.scale, t.Scale)
 		return NewDecimal(u, t.Scale), err
 	}

@@ -30,7 +30,9 @@ const (
 const MaxDecimalPrecision = 18
 
 // Type is a SQL type: a kind plus precision and scale for DECIMAL and
-// fractional-second precision for TIMESTAMP.
+// fractional-second precision for TIMESTAMP. A DECIMAL of precision 0 is
+// unconstrained (NUMERIC or DECIMAL written without parameters): each of
+// its values keeps its own scale, as PostgreSQL's NUMERIC does.
 type Type struct {
 	Kind      Kind
 	Precision uint8
@@ -47,6 +49,8 @@ var (
 	Varchar   = Type{Kind: KindVarchar}
 	Timestamp = Type{Kind: KindTimestamp, Precision: 3}
 	Interval  = Type{Kind: KindInterval}
+	// Numeric is the unconstrained DECIMAL: its values keep their scale.
+	Numeric = Type{Kind: KindDecimal}
 )
 
 // Decimal returns the DECIMAL(p,s) type.
@@ -60,6 +64,10 @@ func (t Type) IsNumeric() bool {
 	}
 	return false
 }
+
+// AnyScale reports whether t is the unconstrained DECIMAL, whose values
+// keep their own scales (Numeric).
+func (t Type) AnyScale() bool { return t.Kind == KindDecimal && t.Precision == 0 }
 
 // IsInteger reports whether t is INT or BIGINT.
 func (t Type) IsInteger() bool { return t.Kind == KindInt || t.Kind == KindBigInt }
@@ -78,6 +86,9 @@ func (t Type) String() string {
 	case KindDouble:
 		return "DOUBLE"
 	case KindDecimal:
+		if t.AnyScale() {
+			return "DECIMAL"
+		}
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
 	case KindVarchar:
 		return "VARCHAR"
@@ -131,7 +142,8 @@ func decimalType(params []int) (Type, error) {
 	p, s := MaxDecimalPrecision, 0
 	switch len(params) {
 	case 0:
-		// DECIMAL without parameters: widest precision, scale 0 as in SQL.
+		// Unconstrained, as PostgreSQL and RisingWave: values keep their scale.
+		return Numeric, nil
 	case 1:
 		p = params[0]
 	case 2:
