@@ -42,7 +42,7 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 		if tab.Connector == "http" {
 			return nil, lookupScanError(t, tab)
 		}
-		return &Node{Op: OpScan, Schema: tab.Schema(alias), Table: tab, Detail: tab.Name + " (" + tab.Connector + ")"}, nil
+		return scanNode(tab, alias), nil
 	}
 	v, ok := b.cat.View(t.Name)
 	if !ok {

@@ -80,6 +80,8 @@ type Node struct {
 	Interval *IntervalInfo // IntervalJoin (bind_interval_join.go)
 
 	Grouping *GroupingInfo // Aggregate over an Expand (bind_grouping.go)
+	// Updating marks a Scan whose table retracts (appendonly.go).
+	Updating bool
 
 	// Detail and Key are EXPLAIN's description of the node and its key.
 	Detail string
@@ -110,6 +112,8 @@ func (n *Node) AppendOnly() bool {
 	switch n.Op {
 	case OpAggregate, OpOverGeneral, OpGroupTopN:
 		return false
+	case OpScan:
+		return !n.Updating
 	case OpWindowAgg, OpSessionAgg:
 		if n.Window.Lateness > 0 { // late rows update fired windows
 			return false
