@@ -248,4 +248,3 @@ func startRun(t *testing.T, s *session.Session, q string) *session.Handle {
 	run(t, h)
 	return h
 }
-
