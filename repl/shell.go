@@ -47,8 +47,9 @@ type Shell struct {
 	opts     Options
 	defaults Settings
 	sess     *session.Session
-	// replay holds the catalog statements (CREATE, DROP, INSERT) run so
-	// far, replayed into a new session when a setting needs one.
+	// replay holds the catalog statements (CREATE, DROP, INSERT, DELETE,
+	// UPDATE) run so far, replayed into a new session when a setting
+	// needs one.
 	replay []string
 	last   *query
 	out    io.Writer
@@ -237,7 +238,7 @@ func (s *Shell) statement(ctx context.Context, st parser.Stmt) error {
 		return err
 	}
 	switch x := st.AST.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.Drop, *ast.Insert:
+	case *ast.CreateTable, *ast.CreateView, *ast.Drop, *ast.Insert, *ast.Delete, *ast.Update:
 		s.replay = append(s.replay, st.Text)
 	case *ast.Set:
 		cfg := s.sess.Config()
@@ -249,8 +250,11 @@ func (s *Shell) statement(ctx context.Context, st parser.Stmt) error {
 	for _, r := range res {
 		s.printResult(r)
 	}
-	if _, ok := st.AST.(*ast.Insert); ok && s.opts.Stepped {
-		return s.stepLast()
+	switch st.AST.(type) {
+	case *ast.Insert, *ast.Delete, *ast.Update:
+		if s.opts.Stepped {
+			return s.stepLast()
+		}
 	}
 	return nil
 }

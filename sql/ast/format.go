@@ -185,6 +185,8 @@ func (p *printer) expr2(e Expr) {
 		p.WriteString("]")
 	case *FuncCall:
 		p.call(e)
+	case *GroupingSet:
+		p.groupingSet(e)
 	default:
 		p.f("?%T", e)
 	}

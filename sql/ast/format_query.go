@@ -144,6 +144,9 @@ func identList(names []string) string {
 }
 
 func (p *printer) stmt(s Statement) {
+	if p.dml(s) {
+		return
+	}
 	switch s := s.(type) {
 	case *QueryStmt:
 		p.query(s.Query)

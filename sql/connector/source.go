@@ -45,7 +45,11 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 			s.wmDue = true
 		}
 	}
-	return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: ops.Insert, Row: row}}, true, nil
+	kind := ops.Insert
+	if s.kinds != nil { // a values table's DELETE / UPDATE
+		kind = s.kinds.lastKind()
+	}
+	return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: kind, Row: row}}, true, nil
 }
 
 // Position is the reader's position (the watermark is re-derived), with

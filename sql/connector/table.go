@@ -18,6 +18,7 @@ import (
 	"clink/engine/async"
 	"clink/sql/ast"
 	"clink/sql/expr"
+	"clink/sql/ops"
 	"clink/sql/types"
 )
 
@@ -37,8 +38,15 @@ type Table struct {
 	Connector       string
 	Options         map[string]string
 	OptionPos       map[string]ast.Pos
-	// Values holds a values table's rows (INSERT INTO appends).
+	// Values holds a values table's changes (INSERT appends, DELETE and
+	// UPDATE retract).
 	Values *ValuesLog
+	// AppendOnly is a values table's 'append-only' option (default true:
+	// append-only until its first DELETE or UPDATE; false: updating from
+	// the start).
+	AppendOnly bool
+	// PrimaryKey holds the PRIMARY KEY's column indexes (nil: none).
+	PrimaryKey []int
 	// Bounded is decided at CREATE: whether a scan of the table ends.
 	Bounded bool
 }
@@ -158,18 +166,25 @@ type rowReader interface {
 	close() error
 }
 
-// Source adapts a rowReader to engine.Source: it emits each row as +I,
-// then a watermark whenever the table's watermark expression raises the
-// maximum, and at the end the final watermark and EndOfInput.
+// Source adapts a rowReader to engine.Source: it emits each row as +I
+// (a kindReader's with its kind), then a watermark whenever the table's
+// watermark expression raises the maximum, and at the end the final
+// watermark and EndOfInput.
 type Source struct {
 	table *Table
 	r     rowReader
+	kinds kindReader // r when its rows may retract, else nil
 	wm    int64
 	wmDue bool
 	state uint8 // 0 rows, 1 final watermark sent, 2 ended
 	idle  idleness
 }
 
+// kindReader is a rowReader whose rows carry a change kind (a values
+// table's DELETE and UPDATE): lastKind is that of the row next returned.
+type kindReader interface{ lastKind() ops.Kind }
+
 func newSource(t *Table, r rowReader) *Source {
-	return &Source{table: t, r: r, wm: math.MinInt64}
+	kinds, _ := r.(kindReader)
+	return &Source{table: t, r: r, kinds: kinds, wm: math.MinInt64}
 }

@@ -25,6 +25,9 @@ type AggregateConfig struct {
 	// watermark or end of input (miniBatch): for consumers that need only
 	// the latest value of each group, such as a final result.
 	MiniBatch bool
+	// Globals are input rows whose groups always exist, as a global
+	// aggregate's (agg_global.go): the empty grouping set of GROUPING SETS.
+	Globals []types.Row
 }
 
 // Aggregate is AggregateRowOp: per group an entry under the group's key
@@ -48,8 +51,10 @@ type Aggregate struct {
 	gzeros [][]byte
 	salts  map[string]uint64 // distinct count keys' salts (agg_keys.go)
 	nodes  treePool          // MIN/MAX tree nodes (agg_tree.go)
-	// inited: a global aggregate's initial row was handled (agg_global.go).
-	inited bool
+	// inited: every global group's initial row was handled; globals are
+	// the groups that always exist (agg_global.go).
+	inited  bool
+	globals []globalGroup
 	// split: some aggregate keeps entries of its own (modeDistinct or
 	// modeTree), so a record may need second reads: no inline hit path.
 	split bool
@@ -85,6 +90,9 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	a.modes, a.gaccs, a.gzeros = make([]aggMode, n), make([]expr.Accumulator, n), make([][]byte, n)
 	a.salts = map[string]uint64{}
 	a.split = false
+	if err := a.openGlobals(); err != nil {
+		return err
+	}
 	if a.cfg.MiniBatch {
 		a.batch = newMiniBatch()
 	}
@@ -92,7 +100,7 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 		if a.batch != nil {
 			// Local only on the synchronous path: an async read issued
 			// before a flush would apply to the group's older entry.
-			a.batch.local = !a.split && !a.global() && a.async == nil
+			a.batch.local = !a.split && len(a.globals) == 0 && a.async == nil
 		}
 	}()
 	for i, s := range a.cfg.Aggs {
@@ -129,7 +137,7 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 
 // Process is the synchronous path.
 func (a *Aggregate) Process(input int, ch Change) error {
-	a.inited = true // a first record emits its own +I
+	a.noteRecord(ch) // a first record emits its own +I
 	if done, err := a.processPending(input, ch); done {
 		return err
 	}
@@ -147,7 +155,7 @@ func (a *Aggregate) ProcessHot(input int, ch Change) (bool, error) {
 	}
 	done, err := a.processHot(input, ch)
 	if done {
-		a.inited = true // a first record emits its own +I
+		a.noteRecord(ch) // a first record emits its own +I
 	}
 	return done, err
 }
@@ -283,7 +291,7 @@ func (a *Aggregate) loadRec(r *aggRec) error {
 
 // storeRec writes the group entry with n rows, or deletes it at 0.
 func (a *Aggregate) storeRec(r *aggRec, n int64) error {
-	if n <= 0 && !a.global() {
+	if n <= 0 && !a.isGlobal(r.key) {
 		return a.put(r.key, nil)
 	}
 	var err error
@@ -417,7 +425,7 @@ func (a *Aggregate) finish(r *aggRec) error {
 	if a.batch != nil {
 		reuse, pending = a.batch.pending(r.key)
 	}
-	if (r.n > 0 || (r.found && a.global())) && !pending {
+	if (r.n > 0 || (r.found && a.isGlobal(r.key))) && !pending {
 		var err error
 		if old, err = a.resultRec(r); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
@@ -430,7 +438,7 @@ func (a *Aggregate) finish(r *aggRec) error {
 	if err := a.storeRec(r, n); err != nil {
 		return err
 	}
-	if n <= 0 && !a.global() {
+	if n <= 0 && !a.isGlobal(r.key) {
 		a.emit(r.key, old, nil)
 		return nil
 	}

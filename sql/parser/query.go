@@ -94,7 +94,7 @@ func (p *parser) selectBlock() *ast.Select {
 		s.Where = p.expr()
 	}
 	if p.acceptKw("GROUP", "BY") {
-		s.GroupBy = p.exprList()
+		s.GroupBy = p.groupBy()
 	}
 	if p.acceptKw("HAVING") {
 		s.Having = p.expr()

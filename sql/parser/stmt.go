@@ -30,8 +30,12 @@ func (p *parser) statement() ast.Statement {
 		return &ast.Explain{At: t.pos, Stmt: p.statement()}
 	case p.acceptKw("SET"):
 		return p.set(t)
+	case p.acceptKw("DELETE"):
+		return p.deleteStmt(t)
+	case p.acceptKw("UPDATE"):
+		return p.updateStmt(t)
 	}
-	p.fail("a statement (SELECT, CREATE, INSERT, DROP, SHOW, DESCRIBE, EXPLAIN, SET)")
+	p.fail("a statement (SELECT, CREATE, INSERT, DELETE, UPDATE, DROP, SHOW, DESCRIBE, EXPLAIN, SET)")
 	return nil
 }
 

@@ -178,6 +178,9 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 			return nil, err
 		}
 	}
+	if err := groupingOutsideGroupBy(s); err != nil {
+		return nil, err
+	}
 	var subst map[string]int
 	if as := overAggSelect(s); len(s.GroupBy) > 0 || hasAggregate(as) {
 		if n, subst, err = b.aggregate(as, n); err != nil {

@@ -18,12 +18,27 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	subst := map[string]int{}
 	var groups []expr.Expr
 	var keyText []string
+	s, err := resolveGroupRefs(s, n.Schema)
+	if err != nil {
+		return nil, nil, err
+	}
 	groupBy, n, walias, err := b.groupWindows(s, n)
 	if err != nil {
 		return nil, nil, err
 	}
+	orig := groupBy // what each group expression stands for in SELECT and HAVING
+	gp, err := b.groupingSets(s, groupBy, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if gp != nil {
+		groupBy, orig = gp.keys, gp.orig
+		if gp.node != nil {
+			n = gp.node
+		}
+	}
 	c.Schema = n.Schema
-	for _, g := range groupBy {
+	for i, g := range groupBy {
 		if err := unsupported(g); err != nil {
 			return nil, nil, err
 		}
@@ -31,15 +46,15 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 		if err != nil {
 			return nil, nil, err
 		}
-		col := expr.Column{Name: ast.String(g), Type: e.Type()}
-		if ref, ok := g.(*ast.ColumnRef); ok {
+		col := expr.Column{Name: ast.String(orig[i]), Type: e.Type()}
+		if ref, ok := orig[i].(*ast.ColumnRef); ok {
 			idx, _ := n.Schema.Resolve(ref)
 			col.Table, col.Name = n.Schema.Cols[idx].Table, n.Schema.Cols[idx].Name
 		}
-		subst[ast.String(g)] = len(cols)
+		subst[ast.String(orig[i])] = len(cols)
 		cols = append(cols, col)
 		groups = append(groups, e)
-		keyText = append(keyText, ast.String(g))
+		keyText = append(keyText, ast.String(orig[i]))
 	}
 	for call, group := range walias {
 		subst[call] = subst[group]
@@ -73,6 +88,9 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 		Key: key, Detail: aggDetail(calls)}
 	if groups == nil {
 		agg.GroupBy = []expr.Expr{}
+	}
+	if gp != nil && gp.node != nil {
+		groupingAgg(agg, gp)
 	}
 	if agg, err = b.windowAgg(agg, n, groupBy); err != nil {
 		return nil, nil, err

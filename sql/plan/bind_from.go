@@ -49,8 +49,7 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 		if tab.Connector == "http" {
 			return nil, lookupScanError(t, tab)
 		}
-		n := &Node{Op: OpScan, Schema: tab.Schema(alias), Table: tab, Detail: tab.Name + " (" + tab.Connector + ")"}
-		return renameColumns(n, t.Columns, t.At, "table "+alias)
+		return renameColumns(scanNode(tab, alias), t.Columns, t.At, "table "+alias)
 	}
 	v, ok := b.cat.View(t.Name)
 	if !ok {

@@ -34,6 +34,12 @@ func timeAttr(n *Node, idx int) bool {
 				return false
 			}
 			n, idx = n.Inputs[0], j
+		case OpExpand:
+			j, ok := expandSource(n, idx)
+			if !ok {
+				return false
+			}
+			n, idx = n.Inputs[0], j
 		case OpUnion:
 			for k, in := range n.Inputs {
 				j, ok := projSource(n.Projs[k], idx)
@@ -164,6 +170,12 @@ func windowOrigin(n *Node, idx int) (*Node, int, bool) {
 			return n, idx, true
 		case OpCalc:
 			j, ok := projSource(n.Projs[0], idx)
+			if !ok {
+				return nil, 0, false
+			}
+			n, idx = n.Inputs[0], j
+		case OpExpand: // a column every grouping set keeps
+			j, ok := expandSource(n, idx)
 			if !ok {
 				return nil, 0, false
 			}

@@ -103,11 +103,14 @@ func (b *builder) node(n *Node) (int, error) {
 	switch n.Op {
 	case OpScan:
 		return b.scan(n), nil
-	case OpCalc, OpUnion:
+	case OpCalc, OpUnion, OpExpand:
 		return b.calc(n, ins), nil
 	case OpAggregate:
 		cfg := ops.AggregateConfig{Name: "aggregate", GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed,
 			AppendOnly: n.Inputs[0].AppendOnly(), MiniBatch: b.opts.MiniBatch}
+		if n.Grouping != nil {
+			cfg.Globals = n.Grouping.Globals
+		}
 		return b.keyed(n, ins, "agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
 			return ops.NewAggregate(cfg)
 		}), nil
@@ -165,8 +168,13 @@ func (b *builder) calc(n *Node, ins []int) int {
 	if n.Op == OpUnion {
 		kind = "union"
 	}
+	newOp := func(int) engine.Operator[ops.Change] { return &ops.Calc{Name: kind, Inputs: projs} }
+	if n.Op == OpExpand {
+		kind = "expand"
+		newOp = func(int) engine.Operator[ops.Change] { return &ops.Expand{Name: kind, Projs: projs} }
+	}
 	return b.add(n, kind, p, engine.StageSpec[ops.Change]{
-		NewOperator: func(int) engine.Operator[ops.Change] { return &ops.Calc{Name: kind, Inputs: projs} },
+		NewOperator: newOp,
 		Inputs:      edges,
 	}, desc)
 }

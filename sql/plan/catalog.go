@@ -115,6 +115,9 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 	if err := c.watermark(t, ct.Watermark); err != nil {
 		return err
 	}
+	if err := primaryKey(t, ct); err != nil {
+		return err
+	}
 	if err := checkConnector(t); err != nil {
 		return err
 	}
@@ -177,7 +180,9 @@ func checkConnector(t *connector.Table) error {
 	var err error
 	switch t.Connector {
 	case "values":
-		t.Bounded, err = t.BoolOpt("bounded", true)
+		if t.Bounded, err = t.BoolOpt("bounded", true); err == nil {
+			t.AppendOnly, err = t.BoolOpt("append-only", true)
+		}
 		t.Values = &connector.ValuesLog{}
 	case "nexmark":
 		var n int64

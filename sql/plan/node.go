@@ -40,6 +40,9 @@ func (k OpKind) String() string {
 	if name, ok := lookupOpName(k); ok {
 		return name
 	}
+	if name, ok := groupingOpName(k); ok {
+		return name
+	}
 	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union", "SetOp", "SemiJoin"}[k]
 }
 
@@ -56,7 +59,7 @@ type Node struct {
 	Schema *expr.Schema
 
 	Table *connector.Table // Scan
-	Projs []ops.Proj       // Calc and Union: one per input
+	Projs []ops.Proj       // Calc and Union: one per input; Expand: one per grouping set
 
 	GroupBy []expr.Expr     // Aggregate
 	Aggs    []*expr.AggSpec // Aggregate
@@ -75,6 +78,10 @@ type Node struct {
 	Over   *OverInfo   // Over (bind_over.go)
 
 	Interval *IntervalInfo // IntervalJoin (bind_interval_join.go)
+
+	Grouping *GroupingInfo // Aggregate over an Expand (bind_grouping.go)
+	// Updating marks a Scan whose table retracts (appendonly.go).
+	Updating bool
 
 	// Detail and Key are EXPLAIN's description of the node and its key.
 	Detail string
@@ -105,6 +112,8 @@ func (n *Node) AppendOnly() bool {
 	switch n.Op {
 	case OpAggregate, OpOverGeneral, OpGroupTopN:
 		return false
+	case OpScan:
+		return !n.Updating
 	case OpWindowAgg, OpSessionAgg:
 		if n.Window.Lateness > 0 { // late rows update fired windows
 			return false

@@ -178,6 +178,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 		h.factory.Close()
 		return nil, err
 	}
+	h.pinAppendOnly(pq)
 	return h, nil
 }
 

@@ -255,6 +255,10 @@ func (s *Session) exec(ctx context.Context, st ast.Statement, text string) (*Res
 		return s.explain(st)
 	case *ast.Insert:
 		return s.insert(ctx, st)
+	case *ast.Delete:
+		return s.deleteRows(st)
+	case *ast.Update:
+		return s.updateRows(st)
 	case *ast.Set:
 		return s.set(st)
 	case *ast.QueryStmt:
