@@ -65,7 +65,12 @@ func TestOutageRecovered(t *testing.T) {
 			firstHalf <- err
 			return
 		}
-		_, err = f.Write(data[:half])
+		// The first half trickles in, so checkpoints complete while the
+		// source is not blocked on the empty pipe.
+		for off, step := 0, half/50+1; off < half && err == nil; off += step {
+			_, err = f.Write(data[off:min(off+step, half)])
+			time.Sleep(30 * time.Millisecond)
+		}
 		firstHalf <- err
 		<-secondHalf
 		_, err = f.Write(data[half:])
@@ -81,6 +86,12 @@ func TestOutageRecovered(t *testing.T) {
 		}
 	case <-p.exited:
 		t.Fatalf("the run ended before the outage:\n%s", p.output())
+	}
+	// State is evictable (so must be read back) only once a checkpoint
+	// persisted it: without one, a loaded machine can finish the run from
+	// dirty hot state alone during the outage.
+	if n := proxy.heads.Load(); n < 2 {
+		t.Fatalf("only %d checkpoint commits before the outage", n)
 	}
 	proxy.Down()
 	down := time.Now()

@@ -177,6 +177,9 @@ func (c *Catalog) watermark(t *connector.Table, w *ast.Watermark) error {
 }
 
 func checkConnector(t *connector.Table) error {
+	if err := connector.CheckOptions(t); err != nil {
+		return err
+	}
 	var err error
 	switch t.Connector {
 	case "values":

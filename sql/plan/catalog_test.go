@@ -24,6 +24,11 @@ func TestCreateTableErrors(t *testing.T) {
 		{`CREATE TABLE t (a INT, "A" INT)`, "duplicate column A", 24},
 		{"CREATE TABLE t (a INT, ts TIMESTAMP, WATERMARK FOR tz AS ts)", "unknown column tz", 52},
 		{"CREATE TABLE t (a INT PRIMARY KEY, b INT PRIMARY KEY)", "duplicate PRIMARY KEY", 42},
+		{"CREATE TABLE t (a INT) WITH (connector = 'jsonl', path = 'x', format = 'debezium-json')", `format "debezium-json" is not supported`, 63},
+		{"CREATE TABLE t (a INT) WITH (connector = 'csv', path = 'x', heder = 'true')", "unknown option for connector csv (known: ", 61},
+		{"CREATE TABLE t (a INT) WITH (connector = 'datagen', 'fields.b.min' = '1')", "unknown option for connector datagen", 53},
+		{"CREATE TABLE t (a INT) WITH (connector = 'datagen', 'fields.a.mn' = '1')", "fields.<column>.{kind,min", 53},
+		{"CREATE TABLE t (a INT) WITH (connector = 'values', rows = '3')", "unknown option for connector values (known: watermark.idle-timeout", 52},
 	}
 	for _, tc := range cases {
 		t.Run(tc.ddl, func(t *testing.T) {
@@ -43,6 +48,9 @@ func TestCreateTableErrors(t *testing.T) {
 	for _, ok := range []string{
 		"CREATE TABLE t (a INT, b INT, PRIMARY KEY (B, a) NOT ENFORCED)",
 		"CREATE TABLE t (a INT PRIMARY KEY, b NUMERIC)",
+		"CREATE TABLE t (a INT) WITH (connector = 'jsonl', path = 'x', format = 'json', 'source.max-line-bytes' = '100', rate = '5')",
+		"CREATE TABLE t (a INT) WITH (connector = 'csv', path = 'x', format = 'csv', header = 'true', delimiter = ';', on_error = 'skip')",
+		"CREATE TABLE t (a INT) WITH (connector = 'datagen', rows = '5', 'fields.a.kind' = 'sequence', 'fields.A.min' = '1', 'watermark.idle-timeout' = '1s')",
 	} {
 		st, err := parser.Parse(ok)
 		if err == nil {
