@@ -71,6 +71,9 @@ var (
 	ErrFenced = errors.New("state: commit fenced: another writer committed first")
 	// ErrNoCheckpoint: the requested checkpoint does not exist.
 	ErrNoCheckpoint = errors.New("state: no such checkpoint")
+	// ErrCorrupt: a checkpoint object is damaged (its checksum, length or
+	// identity does not match what wrote it); nothing read from it is used.
+	ErrCorrupt = errors.New("damaged checkpoint object")
 )
 
 // AsyncPool is an optional RemotePool face that completes reads by callback
