@@ -76,6 +76,15 @@ var (
 	ErrCorrupt = errors.New("damaged checkpoint object")
 )
 
+// RestoreGuard is an optional RemotePool face that fences a restore: a
+// process that chose to restore the newest checkpoint calls ExpectLatest
+// with it before it touches anything else (a sink); it fails with
+// ErrFenced if another process committed a newer one meanwhile, and the
+// pool's next Restore fails the same way if one commits after the call.
+type RestoreGuard interface {
+	ExpectLatest(ctx context.Context, latest CheckpointID) error
+}
+
 // AsyncPool is an optional RemotePool face that completes reads by callback
 // instead of blocking a goroutine, like a simulated or event-driven network
 // round-trip. RemoteReadBackend uses it, when the pool has it, instead of

@@ -232,9 +232,14 @@ func TestCorruptionDetected(t *testing.T) {
 			t.Errorf("%s: error does not say the data is damaged (state.ErrCorrupt): %v", tc.name, err)
 		case !strings.Contains(err.Error(), tc.object):
 			t.Errorf("%s: error does not name %s: %v", tc.name, tc.object, err)
+		case !strings.Contains(err.Error(), "--restore") && !strings.Contains(err.Error(), "intact checkpoint"):
+			t.Errorf("%s: error does not say which checkpoint is still restorable: %v", tc.name, err)
 		default:
 			detected++
 			c[0]++
+			if c[0] == 1 && testing.Verbose() {
+				t.Logf("%s: %v", tc.name, err)
+			}
 		}
 		byClass[class] = c
 	}
