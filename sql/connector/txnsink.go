@@ -162,12 +162,12 @@ func (s *TxnFileSink) Open(run string, restore state.CheckpointID, rec []byte) e
 	if rec != nil {
 		tr, err := decodeTxnRecord(rec)
 		if err != nil {
-			return fmt.Errorf("resume %s at checkpoint %d: %w", s.path, restore, err)
+			return fmt.Errorf("resume at checkpoint %d: %w", restore, err)
 		}
 		r = &tr
 	}
 	if err := s.recover(run, restore, r); err != nil {
-		return fmt.Errorf("resume %s at checkpoint %d: %w", s.path, restore, err)
+		return fmt.Errorf("resume at checkpoint %d: %w", restore, err)
 	}
 	s.staging = s.published
 	return nil

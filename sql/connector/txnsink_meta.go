@@ -139,6 +139,8 @@ func (s *TxnFileSink) readMarker() (commitMarker, error) {
 		err = json.Unmarshal(body, &m)
 	}
 	switch {
+	case err != nil && !sealed && checksum.Cut(data):
+		err = errors.New("its checksum line is cut short or followed by extra bytes")
 	case err != nil:
 	case m.Version >= markerVersion && !sealed:
 		err = errors.New("its checksum line is missing (cut short or extended?)")

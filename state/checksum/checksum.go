@@ -38,6 +38,10 @@ func Seal(body []byte) []byte {
 	return fmt.Appendf(out, "%s%08x\n", prefix, CRC(body))
 }
 
+// Cut reports whether b, which Unseal found unsealed, holds a checksum
+// line that is not at its end: an object cut short or extended.
+func Cut(b []byte) bool { return bytes.Contains(b, []byte(prefix)) }
+
 // Unseal returns the body of a sealed object. sealed is false (and err
 // nil) when b does not end in a checksum line at all (an object written
 // before objects were sealed, or one whose end was cut or extended: the

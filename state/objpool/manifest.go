@@ -1,7 +1,6 @@
 package objpool
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -101,7 +100,7 @@ func unsealJSON(key string, b []byte, v any, version func() int) (uint32, error)
 		return 0, damaged(key, "%v", err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		if !sealed && bytes.Contains(b, []byte("\n#crc32c:")) {
+		if !sealed && checksum.Cut(b) {
 			return 0, damaged(key, "its checksum line is cut short or followed by extra bytes")
 		}
 		return 0, damaged(key, "%v", err)
