@@ -2,6 +2,7 @@ package objpool
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -163,5 +164,47 @@ func TestMergeSorted(t *testing.T) {
 	}
 	if want := "a=old b=new c=old e=older"; strings.Join(s, " ") != want {
 		t.Fatalf("merged %q, want %q", strings.Join(s, " "), want)
+	}
+}
+
+// A run is refused when it is not the one its manifest entry describes:
+// another run's bytes under its key (identity, checksum, size, count or
+// format differ).
+func TestRunIdentity(t *testing.T) {
+	data, ref := encodeRun("runs/001/00000000000000000007-w-1.run", testRecords(200), 512)
+	if _, _, err := parseRun(data, &ref); err != nil {
+		t.Fatalf("the run as described: %v", err)
+	}
+	cases := []struct {
+		name string
+		edit func(r *RunRef)
+	}{
+		{"another key", func(r *RunRef) { r.Key = "runs/001/00000000000000000007-w-2.run" }},
+		{"another checksum", func(r *RunRef) { r.CRC++ }},
+		{"another record count", func(r *RunRef) { r.Count-- }},
+		{"another size", func(r *RunRef) { r.Size++ }},
+		{"another format", func(r *RunRef) { r.Format = 2 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := ref
+			tc.edit(&want)
+			if _, _, err := parseRun(data, &want); !errors.Is(err, errCorrupt) {
+				t.Fatalf("parseRun = %v, want a damage error", err)
+			}
+			if want.Size == ref.Size && want.Format == ref.Format {
+				tail := data[ref.IndexOff:]
+				ib, err := checkTail(&want, tail)
+				if err == nil {
+					var x *runIndex
+					if x, err = parseIndex(ib, 3); err == nil {
+						err = checkIndex(&want, x)
+					}
+				}
+				if !errors.Is(err, errCorrupt) {
+					t.Fatalf("ranged index read = %v, want a damage error", err)
+				}
+			}
+		})
 	}
 }
