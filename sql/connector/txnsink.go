@@ -55,6 +55,7 @@ type TxnFileSink struct {
 	// published is the output as published (fresh: its header, still to
 	// be written); staging extends it with every change staged since.
 	published, staging outputSum
+	size               int64 // the output's size when the restore found it
 }
 
 // stagedPart is a sealed part and the output's sum once it is published.
@@ -340,7 +341,7 @@ func (s *TxnFileSink) publish(parts []stagedPart, id state.CheckpointID, final b
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("publish: fsync %s: %w", s.path, err)
 	}
-	s.fresh, s.published = false, sum
+	s.fresh, s.published, s.mark.Rewind = false, sum, nil
 	s.mark.Entries = append(s.mark.Entries, commitEntry{Checkpoint: id, Length: sum.Length, CRC: sum.CRC})
 	if len(s.mark.Entries) > keepEntries {
 		s.mark.Entries = s.mark.Entries[len(s.mark.Entries)-keepEntries:]

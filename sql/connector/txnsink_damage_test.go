@@ -2,6 +2,7 @@ package connector
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -26,13 +27,13 @@ func txnTable() *Table {
 // the run finish instead.
 type txnRun struct {
 	dir  string
-	rec  []byte // checkpoint 3's record
-	want []byte
+	recs map[state.CheckpointID][]byte // each checkpoint's record
+	want map[state.CheckpointID][]byte // the output once it is published
 }
 
 func newTxnRun(t *testing.T, final bool) txnRun {
 	t.Helper()
-	r := txnRun{dir: t.TempDir()}
+	r := txnRun{dir: t.TempDir(), recs: map[state.CheckpointID][]byte{}, want: map[state.CheckpointID][]byte{}}
 	s, err := LockTxnFileSink(txnTable(), Env{BaseDir: r.dir}, []string{"k", "v"}, false, "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func newTxnRun(t *testing.T, final bool) txnRun {
 		if len(rec) != 1 || !bytes.Equal(rec[0].Key, TxnRecordKey) {
 			t.Fatalf("record of checkpoint %d: %v", id, rec)
 		}
-		r.rec = rec[0].Value
+		r.recs[id], r.want[id] = rec[0].Value, bytes.Clone(want.Bytes())
 		if id < 3 {
 			if err := s.Committed(id); err != nil {
 				t.Fatal(err)
@@ -69,18 +70,17 @@ func newTxnRun(t *testing.T, final bool) txnRun {
 		}
 	}
 	s.Close()
-	r.want = want.Bytes()
 	return r
 }
 
 func (r txnRun) path(name string) string { return filepath.Join(r.dir, name) }
 
-func (r txnRun) resume(t *testing.T) (*TxnFileSink, error) {
+func (r txnRun) resume(t *testing.T, restore state.CheckpointID) (*TxnFileSink, error) {
 	s, err := LockTxnFileSink(txnTable(), Env{BaseDir: r.dir}, []string{"k", "v"}, false, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Open("r1", 3, r.rec); err != nil {
+	if err := s.Open("r1", restore, r.recs[restore]); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -108,38 +108,65 @@ func flip(b []byte) []byte { b[len(b)/2] ^= 4; return b }
 func TestTxnSinkDamageRefused(t *testing.T) {
 	part3 := filepath.Join("out.csv.clink-staging", fmt.Sprintf("%020d.part", 3))
 	cases := []struct {
-		name   string
-		final  bool
-		damage func(t *testing.T, r txnRun)
-		want   string // in the error; "" for no error
+		name    string
+		final   bool
+		damage  func(t *testing.T, r txnRun)
+		want    string             // in the error; "" for no error
+		restore state.CheckpointID // 0: 3
 	}{
-		{"undamaged", false, func(*testing.T, txnRun) {}, ""},
-		{"commit record deleted", false, func(t *testing.T, r txnRun) { os.Remove(r.path("out.csv.clink-commit")) }, "commit record"},
-		{"commit record byte flipped", false, func(t *testing.T, r txnRun) { mutate(t, r.path("out.csv.clink-commit"), flip) }, "damaged"},
+		{"undamaged", false, func(*testing.T, txnRun) {}, "", 0},
+		{"undamaged, restored to checkpoint 1", false, func(*testing.T, txnRun) {}, "", 1},
+		{"killed while publishing checkpoint 3", false, func(t *testing.T, r txnRun) {
+			part, err := os.ReadFile(r.path(part3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutate(t, r.path("out.csv"), func(b []byte) []byte { return append(b, part[:len(part)/2]...) })
+		}, "", 0},
+		{"killed while rewinding to checkpoint 1", false, func(t *testing.T, r txnRun) {
+			// the commit record already cut back, the output not yet
+			s := &TxnFileSink{path: r.path("out.csv")}
+			m, err := s.readMarker()
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := sumFile(s.path, int64(len(r.want[2])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.mark = m
+			s.mark.Entries, s.mark.Rewind = m.Entries[:1], &commitEntry{Length: whole.Length, CRC: whole.CRC}
+			if err := s.writeMarker(); err != nil {
+				t.Fatal(err)
+			}
+		}, "", 1},
+		{"commit record deleted", false, func(t *testing.T, r txnRun) { os.Remove(r.path("out.csv.clink-commit")) }, "commit record", 0},
+		{"commit record byte flipped", false, func(t *testing.T, r txnRun) { mutate(t, r.path("out.csv.clink-commit"), flip) }, "damaged", 0},
 		{"commit record cut short", false, func(t *testing.T, r txnRun) {
 			mutate(t, r.path("out.csv.clink-commit"), func(b []byte) []byte { return b[:len(b)-3] })
-		}, "damaged"},
+		}, "damaged", 0},
 		{"output cut to half", false, func(t *testing.T, r txnRun) {
 			mutate(t, r.path("out.csv"), func(b []byte) []byte { return b[:len(b)/2] })
-		}, "cut short"},
+		}, "cut short", 0},
 		{"output extended", false, func(t *testing.T, r txnRun) {
 			mutate(t, r.path("out.csv"), func(b []byte) []byte { return append(b, "9,9\n"...) })
-		}, "extended"},
-		{"output byte flipped", false, func(t *testing.T, r txnRun) { mutate(t, r.path("out.csv"), flip) }, "does not match"},
-		{"output deleted", false, func(t *testing.T, r txnRun) { os.Remove(r.path("out.csv")) }, "missing"},
-		{"staged part deleted", false, func(t *testing.T, r txnRun) { os.Remove(r.path(part3)) }, "staged"},
-		{"staged part byte flipped", false, func(t *testing.T, r txnRun) { mutate(t, r.path(part3), flip) }, "staged"},
+		}, "extended", 0},
+		{"output byte flipped", false, func(t *testing.T, r txnRun) { mutate(t, r.path("out.csv"), flip) }, "does not match", 0},
+		{"output deleted", false, func(t *testing.T, r txnRun) { os.Remove(r.path("out.csv")) }, "missing", 0},
+		{"staged part deleted", false, func(t *testing.T, r txnRun) { os.Remove(r.path(part3)) }, "staged", 0},
+		{"staged part byte flipped", false, func(t *testing.T, r txnRun) { mutate(t, r.path(part3), flip) }, "staged", 0},
 		{"final output cut short", true, func(t *testing.T, r txnRun) {
 			mutate(t, r.path("out.csv"), func(b []byte) []byte { return b[:len(b)-100] })
-		}, "cut short"},
-		{"final commit record deleted", true, func(t *testing.T, r txnRun) { os.Remove(r.path("out.csv.clink-commit")) }, "commit record"},
+		}, "cut short", 0},
+		{"final commit record deleted", true, func(t *testing.T, r txnRun) { os.Remove(r.path("out.csv.clink-commit")) }, "commit record", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newTxnRun(t, tc.final)
 			tc.damage(t, r)
 			before, _ := os.ReadFile(r.path("out.csv"))
-			s, err := r.resume(t)
+			restore := cmp.Or(tc.restore, 3)
+			s, err := r.resume(t, restore)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("resume: %v", err)
@@ -148,8 +175,8 @@ func TestTxnSinkDamageRefused(t *testing.T) {
 				if err := s.Finish(); err != nil {
 					t.Fatal(err)
 				}
-				if got, _ := os.ReadFile(r.path("out.csv")); !bytes.Equal(got, r.want) {
-					t.Fatalf("output %d bytes, want %d", len(got), len(r.want))
+				if got, _ := os.ReadFile(r.path("out.csv")); !bytes.Equal(got, r.want[restore]) {
+					t.Fatalf("output %d bytes, want %d", len(got), len(r.want[restore]))
 				}
 				return
 			}

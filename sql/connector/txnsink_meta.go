@@ -114,6 +114,9 @@ type commitMarker struct {
 	Run     string        `json:"run"`
 	Entries []commitEntry `json:"entries"`
 	Final   bool          `json:"final"`
+	// Rewind (version 2) is the output's length and CRC-32C before a
+	// restore cut it back to the last entry, until the next publish.
+	Rewind *commitEntry `json:"rewind,omitempty"`
 }
 
 const markerVersion = 2

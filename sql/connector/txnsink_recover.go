@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -57,15 +58,33 @@ func (s *TxnFileSink) recover(run string, restore state.CheckpointID, rec *txnRe
 		if len(s.mark.Entries) > 0 && s.mark.Entries[0].Checkpoint > 1 {
 			return fmt.Errorf("the output's history no longer reaches back to checkpoint %d", restore)
 		}
-		s.fresh, s.mark.Entries = true, nil
+		// Nothing published is kept: the output starts over (a crash
+		// meanwhile finds a record without entries and starts over again).
+		s.fresh, s.mark.Entries, s.mark.Rewind = true, nil, nil
+		if err := s.writeMarker(); err != nil {
+			return err
+		}
 		s.published = outputSum{}.add(s.header)
 		return s.publishStaged(restore, rec)
 	}
 	e := s.mark.Entries[keep]
-	s.mark.Entries = s.mark.Entries[:keep+1]
-	if err := os.Truncate(s.path, e.Length); err != nil {
-		return err
+	if s.size > e.Length {
+		// Record the rewind before the file is cut back, so a crash in
+		// between is told from an output extended by someone else.
+		whole, err := sumFile(s.path, s.size)
+		if err != nil {
+			return err
+		}
+		s.mark.Entries = s.mark.Entries[:keep+1]
+		s.mark.Rewind = &commitEntry{Length: whole.Length, CRC: whole.CRC}
+		if err := s.writeMarker(); err != nil {
+			return err
+		}
+		if err := os.Truncate(s.path, e.Length); err != nil {
+			return err
+		}
 	}
+	s.mark.Entries = s.mark.Entries[:keep+1]
 	s.published = e.sum()
 	if s.mark.Version < markerVersion { // no checksums recorded: take the file's
 		if s.published, err = sumFile(s.path, e.Length); err != nil {
@@ -76,7 +95,10 @@ func (s *TxnFileSink) recover(run string, restore state.CheckpointID, rec *txnRe
 }
 
 // verifyOutput checks that the output is exactly what the commit record
-// last published: its length, and (version 2) its CRC-32C.
+// last published: its length, and (version 2) its CRC-32C. A longer output
+// is accepted only when the bytes after it are the staged parts that
+// follow, in order: a publish cut short by a crash (it appends and fsyncs
+// the output before it writes the record), which the restore truncates.
 func (s *TxnFileSink) verifyOutput() error {
 	if len(s.mark.Entries) == 0 {
 		return nil
@@ -90,7 +112,21 @@ func (s *TxnFileSink) verifyOutput() error {
 	if err != nil {
 		return err
 	}
-	if st.Size() != last.Length {
+	s.size = st.Size()
+	crashed := false
+	if rw := s.mark.Rewind; rw != nil && st.Size() == rw.Length && st.Size() > last.Length {
+		// a rewind cut short: the record was cut back, the file not yet
+		whole, err := sumFile(s.path, rw.Length)
+		if err != nil {
+			return err
+		}
+		crashed = s.mark.Version < markerVersion || whole.CRC == rw.CRC
+	} else if st.Size() > last.Length {
+		if crashed, err = s.crashTail(last.Length, last.Checkpoint); err != nil {
+			return err
+		}
+	}
+	if st.Size() != last.Length && !crashed {
 		how := "cut short"
 		if st.Size() > last.Length {
 			how = "extended"
@@ -101,7 +137,7 @@ func (s *TxnFileSink) verifyOutput() error {
 	if s.mark.Version < markerVersion {
 		return nil
 	}
-	sum, err := sumFile(s.path, last.Length)
+	sum, err := sumFile(s.path, last.Length) // the published prefix
 	if err != nil {
 		return err
 	}
@@ -111,6 +147,66 @@ func (s *TxnFileSink) verifyOutput() error {
 	}
 	s.published = sum
 	return nil
+}
+
+// crashTail reports whether the output's bytes from offset n on are a
+// prefix of the staged parts after checkpoint after, in order.
+func (s *TxnFileSink) crashTail(n int64, after state.CheckpointID) (bool, error) {
+	out, err := os.Open(s.path)
+	if err != nil {
+		return false, err
+	}
+	defer out.Close()
+	if _, err := out.Seek(n, io.SeekStart); err != nil {
+		return false, err
+	}
+	parts, err := s.listStaged()
+	if err != nil {
+		return false, err
+	}
+	got, want := make([]byte, 64<<10), make([]byte, 64<<10)
+	for _, p := range parts {
+		if p <= after {
+			continue
+		}
+		f, err := os.Open(s.partPath(p))
+		if err != nil {
+			return false, err
+		}
+		same, ended, err := prefixOf(out, f, got, want)
+		f.Close()
+		if err != nil || !same || ended {
+			return same && err == nil, err
+		}
+	}
+	k, err := out.Read(got[:1])
+	return k == 0 && errors.Is(err, io.EOF), nil // nothing after the staged parts
+}
+
+// prefixOf compares out's next bytes with all of part: same reports
+// whether they agree as far as both go, ended whether out ended first.
+func prefixOf(out, part io.Reader, got, want []byte) (same, ended bool, err error) {
+	for {
+		n, perr := io.ReadFull(part, want)
+		if n > 0 {
+			m, oerr := io.ReadFull(out, got[:n])
+			if !bytes.Equal(got[:m], want[:m]) {
+				return false, false, nil
+			}
+			if m < n {
+				return true, true, nil
+			}
+			if oerr != nil && !errors.Is(oerr, io.EOF) && !errors.Is(oerr, io.ErrUnexpectedEOF) {
+				return false, false, oerr
+			}
+		}
+		if errors.Is(perr, io.EOF) || errors.Is(perr, io.ErrUnexpectedEOF) {
+			return true, false, nil
+		}
+		if perr != nil {
+			return false, false, perr
+		}
+	}
 }
 
 // rebuild starts the output over from the staged parts 1..restore, which
