@@ -3,6 +3,7 @@ package connector
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -122,6 +123,22 @@ func TestTxnSinkDamageRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			mutate(t, r.path("out.csv"), func(b []byte) []byte { return append(b, part[:len(part)/2]...) })
+		}, "", 0},
+		{"commit record of an older clink (version 1, no checksums)", false, func(t *testing.T, r txnRun) {
+			s := &TxnFileSink{path: r.path("out.csv")}
+			m, err := s.readMarker()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Version, m.Output = 1, ""
+			for i := range m.Entries {
+				m.Entries[i].CRC = 0
+			}
+			b, _ := json.Marshal(m)
+			if err := os.WriteFile(s.markerPath(), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			delete(r.recs, 3) // nor did its checkpoints record the output
 		}, "", 0},
 		{"killed while rewinding to checkpoint 1", false, func(t *testing.T, r txnRun) {
 			// the commit record already cut back, the output not yet

@@ -99,7 +99,7 @@ func (p *Pool) writeCheckpoint(ctx context.Context, d *state.Delta, parent *mani
 		})
 	}
 	wg.Wait()
-	if err := joinErrors(errs); err != nil {
+	if err := errors.Join(errs...); err != nil { // one line per failed object (session.BriefError)
 		return nil, err
 	}
 	b, err := encodeManifest(m)
