@@ -183,6 +183,9 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	h.applyMemoryLimit()
 	if err := h.launch(ctx, h.restoredFrom); err != nil {
 		h.factory.Close()
+		if errors.Is(err, state.ErrFenced) {
+			err = h.fenced(err)
+		}
 		return nil, err
 	}
 	h.pinAppendOnly(pq)

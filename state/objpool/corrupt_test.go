@@ -191,6 +191,10 @@ func TestCorruptionDetected(t *testing.T) {
 			corruption{o.what + " extended by one byte", k, func(o map[string][]byte) { o[k] = append(o[k], ' ') }},
 		)
 	}
+	for _, o := range []struct{ what, key string }{{"manifest", man}, {"large run", big.Key}, {"small run", small.Key}, {"hot keys", hot}} {
+		k := o.key
+		cases = append(cases, corruption{o.what + " deleted", k, func(o map[string][]byte) { delete(o, k) }})
+	}
 	a, b := f.parts[0][0], f.parts[1][0]
 	cases = append(cases, corruption{"two run files swapped", a.Key, func(o map[string][]byte) { o[a.Key], o[b.Key] = o[b.Key], o[a.Key] }})
 	c, d := f.parts[2][0], f.parts[2][len(f.parts[2])-1]

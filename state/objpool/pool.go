@@ -230,13 +230,13 @@ func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifes
 	// starts there without reading the newest manifest unless it is id's.
 	head := &manifest{Checkpoint: cur.Checkpoint, key: cur.Manifest, crc: cur.ManifestCRC, Ancestors: cur.Ancestors}
 	var m *manifest
+	headLost := false // CURRENT's own manifest is missing
 	switch {
-	case cur.Checkpoint == id:
-		m, err = p.loadManifest(ctx, cur.Manifest, id, cur.ManifestCRC)
-	case len(cur.Ancestors) > 0:
-		m = head
-	default:
+	case cur.Checkpoint == id || len(cur.Ancestors) == 0:
 		m, err = p.loadManifest(ctx, cur.Manifest, cur.Checkpoint, cur.ManifestCRC)
+		headLost = errors.Is(err, ErrNotFound)
+	default:
+		m = head
 	}
 	for err == nil && m.Checkpoint != id {
 		if a, ok := m.findAncestor(id); ok {
@@ -249,7 +249,12 @@ func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifes
 		a := m.Ancestors[len(m.Ancestors)-1]
 		m, err = p.loadManifest(ctx, a.Manifest, a.ID, a.CRC)
 	}
-	if errors.Is(err, ErrNotFound) {
+	switch {
+	case headLost:
+		// CURRENT's own manifest is never collected: it was lost.
+		err = asDamage(cur.Manifest, fmt.Errorf("objpool %s: manifest %s of checkpoint %d, which CURRENT names, is missing: %w: %w",
+			p, cur.Manifest, cur.Checkpoint, errCorrupt, err))
+	case errors.Is(err, ErrNotFound):
 		return nil, "", false, p.notRestorable(ctx, id, cur, "was garbage-collected")
 	}
 	if err != nil {
