@@ -235,6 +235,9 @@ func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifes
 	case cur.Checkpoint == id || len(cur.Ancestors) == 0:
 		m, err = p.loadManifest(ctx, cur.Manifest, cur.Checkpoint, cur.ManifestCRC)
 		headLost = errors.Is(err, ErrNotFound)
+		if err == nil && len(head.Ancestors) == 0 {
+			head = m // an older CURRENT lists no ancestors: its manifest does
+		}
 	default:
 		m = head
 	}
