@@ -71,7 +71,19 @@ var (
 	ErrFenced = errors.New("state: commit fenced: another writer committed first")
 	// ErrNoCheckpoint: the requested checkpoint does not exist.
 	ErrNoCheckpoint = errors.New("state: no such checkpoint")
+	// ErrCorrupt: a checkpoint object is damaged (its checksum, length or
+	// identity does not match what wrote it); nothing read from it is used.
+	ErrCorrupt = errors.New("damaged checkpoint object")
 )
+
+// RestoreGuard is an optional RemotePool face that fences a restore: a
+// process that chose to restore the newest checkpoint calls ExpectLatest
+// with it before it touches anything else (a sink); it fails with
+// ErrFenced if another process committed a newer one meanwhile, and the
+// pool's next Restore fails the same way if one commits after the call.
+type RestoreGuard interface {
+	ExpectLatest(ctx context.Context, latest CheckpointID) error
+}
 
 // AsyncPool is an optional RemotePool face that completes reads by callback
 // instead of blocking a goroutine, like a simulated or event-driven network

@@ -45,6 +45,9 @@ type Collector struct {
 	// OnBarrier, when set, is told the change count when a checkpoint's
 	// barrier reaches the sink.
 	OnBarrier func(id state.CheckpointID, n int)
+	// SinkState, when set, adds entries to each checkpoint's sink state,
+	// after OnBarrier (a transactional file sink records its output).
+	SinkState func(id state.CheckpointID) []engine.SinkEntry
 	// Discard keeps neither the tail nor the table, only the count (file
 	// sinks: memory stays bounded); set it before the first change.
 	Discard bool
@@ -254,15 +257,21 @@ func (c *Collector) Rows() int {
 
 // SnapshotSink records the table's buckets changed since the previous
 // checkpoint, so a restarted process resumes the whole result (--final
-// after --restore). File sinks (Discard) keep no table and record nothing,
-// nor does a sink that is not Durable.
+// after --restore), and adds SinkState's entries. File sinks (Discard) keep
+// no table and record only SinkState's, as does a sink that is not
+// Durable.
 func (c *Collector) SnapshotSink(id state.CheckpointID) []engine.SinkEntry {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.Discard || !c.Durable {
-		return nil
+	var out []engine.SinkEntry
+	if !c.Discard && c.Durable {
+		out = c.table.snapshot(id)
 	}
-	return c.table.snapshot(id)
+	extra := c.SinkState
+	c.mu.Unlock()
+	if extra != nil {
+		out = append(out, extra(id)...)
+	}
+	return out
 }
 
 // SinkCheckpointDone marks a failed checkpoint's buckets dirty again.

@@ -2,17 +2,14 @@ package connector
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
+	"clink/engine"
 	"clink/sql/ops"
 	"clink/state"
 )
@@ -27,35 +24,55 @@ const keepEntries = 256
 //  1. the changes since the previous barrier stream (buffered) into a
 //     temporary file in PATH.clink-staging; at each checkpoint's barrier
 //     (before the checkpoint commits) it is fsync'd and renamed
-//     <checkpoint>.part, so memory never holds more than a buffer;
+//     <checkpoint>.part, so memory never holds more than a buffer, and the
+//     checkpoint records the length and CRC-32C the output will have once
+//     it is published (Record);
 //  2. when the checkpoint completes, every staged part up to it is appended
-//     to PATH in order, PATH is fsync'd, and the marker PATH.clink-commit
-//     (atomically replaced) records the checkpoint and PATH's length.
+//     to PATH in order (checked against what was staged), PATH is fsync'd,
+//     and the commit record PATH.clink-commit (atomically replaced, sealed
+//     with a CRC-32C) records the checkpoint and PATH's length and CRC-32C.
 //
-// Restoring checkpoint C truncates PATH to the length the marker recorded
-// for the newest published checkpoint <= C, publishes the staged parts up
-// to C and drops the rest, so PATH never holds a change twice or misses
-// one. A fresh run leaves PATH untouched until its first publish.
+// Restoring checkpoint C verifies PATH against the commit record, truncates
+// it to the length recorded for the newest published checkpoint <= C,
+// publishes the staged parts up to C (checked against what C recorded)
+// and drops the rest, so PATH never holds a change twice or misses one; a
+// missing or damaged record, or an output cut short, extended or edited,
+// fails with an error instead. A fresh run leaves PATH untouched until its
+// first publish. One process at a time writes PATH: the sink holds a lock
+// (PATH.clink-staging/LOCK) from Lock to Close.
 type TxnFileSink struct {
-	mu     sync.Mutex
-	path   string
-	stage  string
-	enc    *FileSink
-	out    *partWriter
-	header []byte
-	mark   commitMarker
-	fresh  bool
-	staged []state.CheckpointID
-	err    error
+	mu       sync.Mutex
+	path     string
+	stage    string
+	enc      *FileSink
+	out      *partWriter
+	header   []byte
+	mark     commitMarker
+	fresh    bool
+	staged   []stagedPart
+	err      error
+	lockFile *os.File
+	// published is the output as published (fresh: its header, still to
+	// be written); staging extends it with every change staged since.
+	published, staging outputSum
+	size               int64 // the output's size when the restore found it
+}
+
+// stagedPart is a sealed part and the output's sum once it is published.
+type stagedPart struct {
+	id  state.CheckpointID
+	sum outputSum
 }
 
 // partWriter is what the encoder writes to: the header into a buffer at
 // first, then the temporary part file of the changes since the last
-// barrier, created by the first write after it.
+// barrier, created by the first write after it. It adds what it writes to
+// sum.
 type partWriter struct {
 	dir     string
 	capture *bytes.Buffer
 	f       *os.File
+	sum     *outputSum
 }
 
 func (p *partWriter) Write(b []byte) (int, error) {
@@ -69,7 +86,9 @@ func (p *partWriter) Write(b []byte) (int, error) {
 		}
 		p.f = f
 	}
-	return p.f.Write(b)
+	n, err := p.f.Write(b)
+	*p.sum = p.sum.add(b[:n])
+	return n, err
 }
 
 // seal makes the part written so far durable as path (an empty part when
@@ -100,31 +119,19 @@ func (p *partWriter) discard() {
 	}
 }
 
-// commitMarker is PATH.clink-commit: which run owns the file and the
-// file's length after each published checkpoint.
-type commitMarker struct {
-	Version int           `json:"version"`
-	Run     string        `json:"run"`
-	Entries []commitEntry `json:"entries"`
-	Final   bool          `json:"final"`
-}
-
-type commitEntry struct {
-	Checkpoint state.CheckpointID `json:"checkpoint"`
-	Length     int64              `json:"length"`
-}
-
-// OpenTxnFileSink prepares the transactional sink of table t for run (the
-// query's checkpoint name). restore is the checkpoint the query resumes
-// from (0: a fresh run).
-func OpenTxnFileSink(t *Table, env Env, cols []string, changelog bool, run string, restore state.CheckpointID) (*TxnFileSink, error) {
+// LockTxnFileSink prepares the transactional sink of table t and takes its
+// output's lock for owner (the query's checkpoint name, for the message a
+// second writer gets): a lock another process holds fails with an error
+// wrapping state.ErrFenced. It creates the staging directory and touches
+// nothing else; Open resumes or starts the output.
+func LockTxnFileSink(t *Table, env Env, cols []string, changelog bool, owner string) (*TxnFileSink, error) {
 	p, ok := t.Opt("path")
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector %s needs a path option", t.Name, t.Connector)
 	}
 	s := &TxnFileSink{path: env.Path(p)}
 	s.stage = s.path + ".clink-staging"
-	s.out = &partWriter{dir: s.stage, capture: &bytes.Buffer{}}
+	s.out = &partWriter{dir: s.stage, capture: &bytes.Buffer{}, sum: &s.staging}
 	s.enc = newFileEncoder(t, s.out, cols, changelog)
 	if err := s.enc.flush(); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
@@ -133,18 +140,55 @@ func OpenTxnFileSink(t *Table, env Env, cols []string, changelog bool, run strin
 	if err := os.MkdirAll(s.stage, 0o755); err != nil {
 		return nil, fmt.Errorf("table %s: staging: %w", t.Name, err)
 	}
-	if restore == 0 {
-		s.fresh, s.mark = true, commitMarker{Version: 1, Run: run}
-		return s, s.dropStaged(0)
+	if err := s.lock(owner); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	if err := s.recover(run, restore); err != nil {
-		return nil, fmt.Errorf("table %s: resume output at checkpoint %d: %w", t.Name, restore, err)
+	return s, nil
+}
+
+// Open starts the output of run (the query's checkpoint name) fresh
+// (restore 0) or resumes it at checkpoint restore, whose sink state
+// recorded rec under TxnRecordKey (nil: none, a checkpoint of an older
+// clink).
+func (s *TxnFileSink) Open(run string, restore state.CheckpointID, rec []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if restore == 0 {
+		s.fresh, s.mark = true, commitMarker{Run: run}
+		s.published = outputSum{}.add(s.header)
+		s.staging = s.published
+		return s.dropStaged(0)
+	}
+	var r *txnRecord
+	if rec != nil {
+		tr, err := decodeTxnRecord(rec)
+		if err != nil {
+			return fmt.Errorf("resume at checkpoint %d: %w", restore, err)
+		}
+		r = &tr
+	}
+	if err := s.recover(run, restore, r); err != nil {
+		return fmt.Errorf("resume at checkpoint %d: %w", restore, err)
+	}
+	s.staging = s.published
+	return nil
+}
+
+// OpenTxnFileSink is LockTxnFileSink then Open without a record.
+func OpenTxnFileSink(t *Table, env Env, cols []string, changelog bool, run string, restore state.CheckpointID) (*TxnFileSink, error) {
+	s, err := LockTxnFileSink(t, env, cols, changelog, run)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Open(run, restore, nil); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	return s, nil
 }
 
 // Complete reports whether the run already published its final output (a
-// restarted script skips the statement).
+// restarted script skips the statement); Open verified it.
 func (s *TxnFileSink) Complete() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,7 +207,11 @@ func (s *TxnFileSink) sealPart(id state.CheckpointID) error {
 	if err := s.enc.flush(); err != nil {
 		return err
 	}
-	return s.out.seal(s.partPath(id))
+	if err := s.out.seal(s.partPath(id)); err != nil {
+		return err
+	}
+	s.staged = append(s.staged, stagedPart{id: id, sum: s.staging})
+	return nil
 }
 
 // Barrier stages the changes since the previous barrier as checkpoint
@@ -176,9 +224,20 @@ func (s *TxnFileSink) Barrier(id state.CheckpointID) {
 	}
 	if err := s.sealPart(id); err != nil {
 		s.err = fmt.Errorf("stage checkpoint %d: %w", id, err)
-		return
 	}
-	s.staged = append(s.staged, id)
+}
+
+// Record is the sink's entry in checkpoint id's sink state (call it after
+// Barrier(id)): the output's length and CRC-32C once id is published, or,
+// when staging failed, a record that refuses a restore of id.
+func (s *TxnFileSink) Record(id state.CheckpointID) []engine.SinkEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := txnRecord{name: filepath.Base(s.path), failed: true}
+	if n := len(s.staged); s.err == nil && n > 0 && s.staged[n-1].id == id {
+		r.sum, r.failed = s.staged[n-1].sum, false
+	}
+	return []engine.SinkEntry{{Key: TxnRecordKey, Value: r.encode()}}
 }
 
 // Committed publishes every staged part up to checkpoint id.
@@ -189,10 +248,13 @@ func (s *TxnFileSink) Committed(id state.CheckpointID) error {
 		return s.err
 	}
 	var n int
-	for n < len(s.staged) && s.staged[n] <= id {
+	for n < len(s.staged) && s.staged[n].id <= id {
 		n++
 	}
-	if err := s.publish(s.staged[:n], id, false); err != nil {
+	if n == 0 {
+		return nil
+	}
+	if err := s.publish(s.staged[:n], id, false, s.staged[n-1].sum); err != nil {
 		s.err = err
 		return err
 	}
@@ -213,13 +275,13 @@ func (s *TxnFileSink) Finish() error {
 		last = s.mark.Entries[len(s.mark.Entries)-1].Checkpoint
 	}
 	if len(s.staged) > 0 {
-		last = max(last, s.staged[len(s.staged)-1])
+		last = max(last, s.staged[len(s.staged)-1].id)
 	}
 	last++
 	if err := s.sealPart(last); err != nil {
 		return fmt.Errorf("stage the final output: %w", err)
 	}
-	if err := s.publish(append(s.staged, last), last, true); err != nil {
+	if err := s.publish(s.staged, last, true, s.staging); err != nil {
 		return err
 	}
 	s.staged = nil
@@ -232,9 +294,12 @@ func (s *TxnFileSink) partPath(id state.CheckpointID) string {
 
 func (s *TxnFileSink) markerPath() string { return s.path + ".clink-commit" }
 
-// publish appends parts to the output, fsyncs it and records the marker.
-func (s *TxnFileSink) publish(parts []state.CheckpointID, id state.CheckpointID, final bool) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+// publish appends parts to the output, checks that the output is then
+// exactly want (what was staged, or what the checkpoint recorded), fsyncs
+// it and records it in the commit record. The output must still be what
+// the record last said: a file changed by someone else is not appended to.
+func (s *TxnFileSink) publish(parts []stagedPart, id state.CheckpointID, final bool, want outputSum) error {
+	flags := os.O_RDWR | os.O_CREATE
 	if s.fresh {
 		flags |= os.O_TRUNC
 	}
@@ -243,25 +308,41 @@ func (s *TxnFileSink) publish(parts []state.CheckpointID, id state.CheckpointID,
 		return fmt.Errorf("publish: %w", err)
 	}
 	defer f.Close()
+	sum := outputSum{}
 	if s.fresh {
-		if _, err := f.Write(s.header); err != nil {
+		if _, err := (sumWriter{f, &sum}).Write(s.header); err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
-		s.fresh = false
+	} else {
+		size, err := f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		if size != s.published.Length {
+			return fmt.Errorf("publish checkpoint %d: %s was changed outside clink: %d bytes, its commit record says %d: %w",
+				id, s.path, size, s.published.Length, state.ErrCorrupt)
+		}
+		sum = s.published
 	}
 	for _, p := range parts {
-		if err := appendFile(f, s.partPath(p)); err != nil {
-			return fmt.Errorf("publish checkpoint %d: %w", p, err)
+		if err := appendFile(sumWriter{f, &sum}, s.partPath(p.id)); err != nil {
+			return fmt.Errorf("publish checkpoint %d: %w", p.id, err)
 		}
+	}
+	if sum != want {
+		back := s.published.Length
+		if s.fresh {
+			back = 0
+		}
+		_ = f.Truncate(back)
+		return fmt.Errorf("publish checkpoint %d: the staged output adds up to %s, want %s (a staged part in %s is missing or damaged): %w",
+			id, sum, want, s.stage, state.ErrCorrupt)
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("publish: fsync %s: %w", s.path, err)
 	}
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	s.mark.Entries = append(s.mark.Entries, commitEntry{Checkpoint: id, Length: size})
+	s.fresh, s.published, s.mark.Rewind = false, sum, nil
+	s.mark.Entries = append(s.mark.Entries, commitEntry{Checkpoint: id, Length: sum.Length, CRC: sum.CRC})
 	if len(s.mark.Entries) > keepEntries {
 		s.mark.Entries = s.mark.Entries[len(s.mark.Entries)-keepEntries:]
 	}
@@ -270,168 +351,27 @@ func (s *TxnFileSink) publish(parts []state.CheckpointID, id state.CheckpointID,
 		return err
 	}
 	for _, p := range parts {
-		_ = os.Remove(s.partPath(p))
+		_ = os.Remove(s.partPath(p.id))
 	}
 	return nil
 }
 
-func (s *TxnFileSink) writeMarker() error {
-	data, err := json.Marshal(s.mark)
-	if err != nil {
-		return fmt.Errorf("commit marker: %w", err)
-	}
-	if err := writeDurable(s.markerPath(), data); err != nil {
-		return fmt.Errorf("commit marker: %w", err)
-	}
-	return nil
-}
-
-// recover rewinds the output to checkpoint restore of run.
-func (s *TxnFileSink) recover(run string, restore state.CheckpointID) error {
-	data, err := os.ReadFile(s.markerPath())
-	if errors.Is(err, os.ErrNotExist) {
-		// the run never published: behave as a fresh output
-		s.fresh, s.mark = true, commitMarker{Version: 1, Run: run}
-		return s.publishStaged(restore)
-	}
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, &s.mark); err != nil {
-		return fmt.Errorf("%s: %w", s.markerPath(), err)
-	}
-	if s.mark.Run != run {
-		return fmt.Errorf("%s belongs to run %s, not %s: start without --restore", s.path, s.mark.Run, run)
-	}
-	if s.mark.Final {
-		return nil
-	}
-	keep, length := -1, int64(0)
-	for i, e := range s.mark.Entries {
-		if e.Checkpoint <= restore {
-			keep, length = i, e.Length
-		}
-	}
-	if keep < 0 {
-		if len(s.mark.Entries) > 0 && s.mark.Entries[0].Checkpoint > 1 {
-			return fmt.Errorf("the output's history no longer reaches back to checkpoint %d", restore)
-		}
-		s.fresh, s.mark.Entries = true, nil
-	} else {
-		s.mark.Entries = s.mark.Entries[:keep+1]
-		if err := os.Truncate(s.path, length); err != nil {
-			return err
-		}
-	}
-	return s.publishStaged(restore)
-}
-
-// publishStaged publishes the staged parts up to restore (checkpoints that
-// committed before the crash but were not published) and drops the rest.
-func (s *TxnFileSink) publishStaged(restore state.CheckpointID) error {
-	parts, err := s.listStaged()
-	if err != nil {
-		return err
-	}
-	var pub []state.CheckpointID
-	for _, p := range parts {
-		if p <= restore && (len(s.mark.Entries) == 0 || p > s.mark.Entries[len(s.mark.Entries)-1].Checkpoint) {
-			pub = append(pub, p)
-		}
-	}
-	if len(pub) > 0 || s.fresh {
-		if err := s.publish(pub, restore, false); err != nil {
-			return err
-		}
-	}
-	return s.dropStaged(0)
-}
-
-// listStaged returns the staged checkpoint ids in order.
-func (s *TxnFileSink) listStaged() ([]state.CheckpointID, error) {
-	ents, err := os.ReadDir(s.stage)
-	if err != nil {
-		return nil, fmt.Errorf("staging: %w", err)
-	}
-	var out []state.CheckpointID
-	for _, e := range ents {
-		n, err := strconv.ParseUint(strings.TrimSuffix(e.Name(), ".part"), 10, 64)
-		if err == nil && strings.HasSuffix(e.Name(), ".part") {
-			out = append(out, state.CheckpointID(n))
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
-}
-
-// appendFile copies the file at path to the end of f, streaming.
-func appendFile(f *os.File, path string) error {
+// appendFile copies the file at path to w, streaming.
+func appendFile(w io.Writer, path string) error {
 	part, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer part.Close()
-	_, err = io.Copy(f, part)
+	_, err = io.Copy(w, part)
 	return err
 }
 
-// Close drops an unsealed part (a query that stopped without finishing).
+// Close drops an unsealed part (a query that stopped without finishing)
+// and releases the output's lock.
 func (s *TxnFileSink) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.out.discard()
-}
-
-// dropStaged removes staged parts newer than keep (every part for 0) and,
-// for 0, the temporary parts a crash left behind.
-func (s *TxnFileSink) dropStaged(keep state.CheckpointID) error {
-	parts, err := s.listStaged()
-	if err != nil {
-		return err
-	}
-	if keep == 0 {
-		tmps, _ := filepath.Glob(filepath.Join(s.stage, ".tmp-*"))
-		for _, t := range tmps {
-			_ = os.Remove(t)
-		}
-	}
-	for _, p := range parts {
-		if p > keep {
-			if err := os.Remove(s.partPath(p)); err != nil {
-				return fmt.Errorf("staging: %w", err)
-			}
-		}
-	}
-	return nil
-}
-
-// writeDurable writes data to path atomically: a temporary file, fsync,
-// rename, and an fsync of the directory.
-func writeDurable(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory, making a rename in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	s.unlock()
 }

@@ -71,6 +71,7 @@ type runChoice struct {
 	uri     string
 	run     int
 	restore state.CheckpointID
+	latest  state.CheckpointID // the run's newest checkpoint when chosen
 }
 
 // ParseRestore reads a --restore value: "latest", or a checkpoint id.
@@ -108,7 +109,7 @@ func (s *Session) chooseRun(ctx context.Context, name, resume string) (runChoice
 			return runChoice{}, fmt.Errorf("query %s run %d: %w", name, run, err)
 		}
 		if ckpt > 0 {
-			last = runChoice{uri: uri, run: run, restore: ckpt}
+			last = runChoice{uri: uri, run: run, restore: ckpt, latest: ckpt}
 			continue
 		}
 		switch {

@@ -143,11 +143,11 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 			return ast.Errorf(st.Query.At, "query has %d columns, table %s takes %d", len(h.Columns), t.Name, len(cols))
 		}
 		var err error
-		txn, err = connector.OpenTxnFileSink(t, h.env(), names, !h.Plan.Root.AppendOnly(), h.CheckpointName(), h.restoredFrom)
-		if err != nil {
+		if txn, err = h.openTxnSink(ctx, t, names); err != nil {
 			return err
 		}
 		if txn.Complete() {
+			txn.Close()
 			return errComplete
 		}
 		h.sink.Discard = true
@@ -157,6 +157,7 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 			h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
 		}
 		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { txn.Barrier(id) }
+		h.sink.SinkState = txn.Record
 		h.onCommit = txn.Committed
 		h.onClose = append(h.onClose, func() error { txn.Close(); return nil })
 		return nil
@@ -170,6 +171,9 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 	}
 	defer h.Close()
 	if err := h.waitEnd(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.finalGuard(ctx); err != nil {
 		return nil, err
 	}
 	if err := txn.Finish(); err != nil {

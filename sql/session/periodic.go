@@ -102,6 +102,9 @@ func (h *Handle) checkpointDone(info engine.CheckpointInfo) {
 		if f := h.s.cfg.OnCheckpointFailed; f != nil {
 			f(h.CheckpointName(), info.ID, info.Err)
 		}
+		if err := h.stopOnCommit(info); err != nil {
+			w.setFail(err)
+		}
 		return
 	}
 	w.mu.Lock()

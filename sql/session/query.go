@@ -57,6 +57,9 @@ type Handle struct {
 	// ("" and 0 otherwise).
 	name string
 	run  int
+	// latestSeen is the run's newest checkpoint when the run was chosen
+	// (guardRestore).
+	latestSeen state.CheckpointID
 	// onCommit is told of every completed checkpoint (file sinks publish).
 	onCommit func(state.CheckpointID) error
 	ckpt     ckptWatch
@@ -158,13 +161,17 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 		if err != nil {
 			return nil, err
 		}
-		uri, h.run, h.restoredFrom = rc.uri, rc.run, rc.restore
+		uri, h.run, h.restoredFrom, h.latestSeen = rc.uri, rc.run, rc.restore, rc.latest
 	}
 	h.factory, err = stateuri.Open(uri, stateuri.Options{
 		Bus: s.cfg.Bus, HashSeed: s.cfg.HashSeed, Executor: s.cfg.Executor, Clock: s.cfg.Clock, Seed: s.cfg.Seed,
 		WrapPool: h.patientReads(),
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := h.guardRestore(ctx); err != nil {
+		h.factory.Close()
 		return nil, err
 	}
 	if o.setup != nil {
@@ -176,6 +183,9 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	h.applyMemoryLimit()
 	if err := h.launch(ctx, h.restoredFrom); err != nil {
 		h.factory.Close()
+		if errors.Is(err, state.ErrFenced) {
+			err = h.fenced(err)
+		}
 		return nil, err
 	}
 	h.pinAppendOnly(pq)

@@ -26,7 +26,7 @@ func TestOpenRunFiles(t *testing.T) {
 		}
 	}
 	read := func(key string, off, n int64) (string, error) {
-		b, err := s.GetRange(ctx, key, off, n)
+		b, _, err := s.GetRange(ctx, key, off, n)
 		return string(b), err
 	}
 	put("runs/000/a.run", "0123456789")

@@ -82,34 +82,39 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	return b, objpool.ContentETag(b), nil
 }
 
-// GetRange reads length bytes at off.
-func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+// GetRange reads length bytes at off, and the file's size.
+func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, int64, error) {
 	p, err := s.path(key)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var f *os.File
 	if immutable(key) {
 		of, err := s.files.acquire(key, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+			return nil, 0, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
 		}
 		defer s.files.release(of)
 		f = of.f
 	} else {
 		if f, err = os.Open(p); err != nil {
-			return nil, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+			return nil, 0, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
 		}
 		defer f.Close()
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: get %s: %w", s, key, classify(err))
+	}
+	size := fi.Size()
 	b := make([]byte, length)
 	if _, err := f.ReadAt(b, off); err != nil {
 		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+			return nil, size, fmt.Errorf("%s: get %s [%d,+%d) of %d bytes: %w", s, key, off, length, size, objpool.ErrShort)
 		}
-		return nil, fmt.Errorf("%s: get %s [%d,+%d): %w", s, key, off, length, err)
+		return nil, size, fmt.Errorf("%s: get %s [%d,+%d): %w", s, key, off, length, err)
 	}
-	return b, nil
+	return b, size, nil
 }
 
 // writeTemp writes data to a fresh fsync'd temp file next to p.

@@ -26,7 +26,7 @@ func (s *slowStore) Get(ctx context.Context, k string) ([]byte, string, error) {
 	return s.MemStore.Get(ctx, k)
 }
 
-func (s *slowStore) GetRange(ctx context.Context, k string, off, n int64) ([]byte, error) {
+func (s *slowStore) GetRange(ctx context.Context, k string, off, n int64) ([]byte, int64, error) {
 	s.wait()
 	return s.MemStore.GetRange(ctx, k, off, n)
 }

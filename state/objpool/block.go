@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+
+	"clink/state/checksum"
 )
 
 // A data block holds records sorted by internal key:
@@ -31,7 +33,7 @@ type block struct {
 }
 
 // castagnoli is the CRC-32C table of block checksums.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = checksum.Table
 
 // appendTrailer appends a format-2 block's trailer to buf, whose last
 // bytes from start are the block's records: the offsets of its records
@@ -51,7 +53,7 @@ const minRecord = 4
 // is not decoded: its checksum and offsets are checked, and lookup still
 // bounds-checks what it decodes.
 func parseBlock(b []byte, format int) (*block, error) {
-	if format == 1 {
+	if format <= 1 {
 		recs, err := decodeRecords(b)
 		if err != nil {
 			return nil, err

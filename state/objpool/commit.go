@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,7 +14,9 @@ import (
 
 // Commit durably writes d and makes d.ID the served checkpoint:
 //
-//  1. read CURRENT; its checkpoint must be d.Parent, else ErrFenced;
+//  1. read CURRENT; it must be unchanged since this writer restored or
+//     committed d.Parent (or, for a writer that did neither, name d.Parent),
+//     else ErrFenced (fence.go);
 //  2. write one run per touched partition (merging a partition's chain into
 //     one run when it would exceed MaxRuns) and the hot keys, each under a
 //     key unique to this writer and attempt, with If-None-Match: *;
@@ -41,30 +42,24 @@ func (p *Pool) Commit(ctx context.Context, d *state.Delta) (err error) {
 			p.gc.swept = false // a failed attempt may have left objects
 		}
 	}()
-	cur, etag, exists, err := p.readCurrent(ctx)
+	cur, etag, exists, rerr := p.readCurrent(ctx)
+	parent, err := p.commitParent(ctx, d, cur, etag, exists, rerr)
 	if err != nil {
-		return fmt.Errorf("commit %d: %w", d.ID, err)
-	}
-	if cur.Checkpoint != d.Parent {
-		return fmt.Errorf("objpool %s: commit %d on parent %d, but CURRENT is %d: %w", p, d.ID, d.Parent, cur.Checkpoint, state.ErrFenced)
-	}
-	parent := emptyManifest(p.cfg.Partitions)
-	if exists && cur.Checkpoint != 0 {
-		if parent, err = p.loadManifest(ctx, cur.Manifest); err != nil {
-			return fmt.Errorf("commit %d: %w", d.ID, err)
-		}
+		return err
 	}
 	token := fmt.Sprintf("%s-%d", p.cfg.WriterID, p.seq.Add(1))
 	m, err := p.writeCheckpoint(ctx, d, parent, token)
 	if err != nil {
-		return fmt.Errorf("objpool %s: commit %d: %w", p, d.ID, err)
+		return p.refuse(ctx, parent, fmt.Errorf("objpool %s: commit %d: %w", p, d.ID, err))
 	}
-	if err := p.advance(ctx, cur, etag, exists, m); err != nil {
+	newEtag, err := p.advance(ctx, cur, etag, exists, m)
+	if err != nil {
 		return err
 	}
 	p.meta.put(manifestCacheKey(m.key), m, 1024)
 	p.mu.Lock()
 	p.served = m
+	p.own = ownership{set: true, id: m.Checkpoint, m: m, etag: newEtag, exists: true}
 	p.mu.Unlock()
 	p.collect(ctx, m)
 	return nil
@@ -96,7 +91,7 @@ func (p *Pool) writeCheckpoint(ctx context.Context, d *state.Delta, parent *mani
 	if len(d.HotKeys) > 0 {
 		m.HotKeys = hotKeysKey(d.ID, token)
 		wg.Go(func() {
-			if err := p.putUnique(ctx, m.HotKeys, encodeKeys(d.HotKeys)); err != nil {
+			if err := p.putUnique(ctx, m.HotKeys, encodeKeys(m.HotKeys, d.HotKeys)); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("hot keys: %w", err))
 				mu.Unlock()
@@ -104,10 +99,10 @@ func (p *Pool) writeCheckpoint(ctx context.Context, d *state.Delta, parent *mani
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(errs...); err != nil { // one line per failed object (session.BriefError)
 		return nil, err
 	}
-	b, err := json.Marshal(m)
+	b, err := encodeManifest(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
@@ -170,15 +165,14 @@ func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, rec
 			return nil, nil
 		}
 	}
-	data, ref := encodeRun(recs, p.cfg.BlockSize)
-	ref.Key = key
+	data, ref := encodeRun(key, recs, p.cfg.BlockSize)
 	if err := p.putUnique(ctx, key, data); err != nil {
 		return nil, fmt.Errorf("write run: %w", err)
 	}
 	// Every later read of this partition consults the new run's index
 	// (range and Bloom filter): cache it now rather than read it back. A
 	// copy, so the cache does not pin the whole encoded run.
-	if x, err := parseIndex(bytes.Clone(data[ref.IndexOff : ref.IndexOff+ref.IndexLen])); err == nil {
+	if x, err := parseIndex(bytes.Clone(data[ref.IndexOff:ref.IndexOff+ref.IndexLen]), runFormat); err == nil {
 		p.meta.put(indexCacheKey(key), x, x.size())
 	}
 	return append([]RunRef{ref}, chain...), nil
@@ -196,14 +190,10 @@ func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([
 		if err := p.acquire(ctx); err != nil {
 			return nil, err
 		}
-		data, err := p.store.GetRange(ctx, chain[i].Key, 0, chain[i].Size)
+		_, blocks, err := p.readWholeRun(ctx, &chain[i])
 		p.release()
 		if err != nil {
-			return nil, fmt.Errorf("compact: read run: %w", err)
-		}
-		_, blocks, err := parseRun(data)
-		if err != nil {
-			return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
+			return nil, fmt.Errorf("compact: %w", err)
 		}
 		var run []record
 		for _, b := range blocks {
@@ -266,27 +256,29 @@ func (p *Pool) putUnique(ctx context.Context, key string, data []byte) error {
 	return err
 }
 
-// advance moves CURRENT from cur (ETag etag) to m, or reports ErrFenced.
-func (p *Pool) advance(ctx context.Context, cur current, etag string, exists bool, m *manifest) error {
-	next, err := json.Marshal(current{Version: layoutVersion, Checkpoint: m.Checkpoint, Manifest: m.key})
+// advance moves CURRENT from cur (ETag etag) to m and returns its new
+// ETag, or reports ErrFenced.
+func (p *Pool) advance(ctx context.Context, cur current, etag string, exists bool, m *manifest) (string, error) {
+	next, err := encodeCurrent(m)
 	if err != nil {
-		return fmt.Errorf("objpool %s: encode %s: %w", p, currentKey, err)
+		return "", fmt.Errorf("objpool %s: encode %s: %w", p, currentKey, err)
 	}
+	var newEtag string
 	if exists {
-		_, err = p.store.PutIfMatch(ctx, currentKey, next, etag)
+		newEtag, err = p.store.PutIfMatch(ctx, currentKey, next, etag)
 	} else {
-		_, err = p.store.PutIfAbsent(ctx, currentKey, next)
+		newEtag, err = p.store.PutIfAbsent(ctx, currentKey, next)
 	}
 	if err == nil {
-		return nil
+		return newEtag, nil
 	}
 	if errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotFound) {
 		// A lost response may hide our own success: CURRENT names our
 		// unique manifest key only if we wrote it.
-		if got, _, gerr := p.store.Get(ctx, currentKey); gerr == nil && bytes.Equal(got, next) {
-			return nil
+		if got, tag, gerr := p.store.Get(ctx, currentKey); gerr == nil && bytes.Equal(got, next) {
+			return tag, nil
 		}
-		return fmt.Errorf("objpool %s: commit %d: CURRENT moved past %d: %w", p, m.Checkpoint, cur.Checkpoint, state.ErrFenced)
+		return "", fmt.Errorf("objpool %s: commit %d: CURRENT moved past %d: %w", p, m.Checkpoint, cur.Checkpoint, state.ErrFenced)
 	}
-	return fmt.Errorf("objpool %s: commit %d: advance %s: %w", p, m.Checkpoint, currentKey, err)
+	return "", fmt.Errorf("objpool %s: commit %d: advance %s: %w", p, m.Checkpoint, currentKey, err)
 }

@@ -149,7 +149,8 @@ func (p *Pool) gcPass(ctx context.Context, m *manifest) (int, bool, error) {
 func (p *Pool) retainedChain(ctx context.Context, m *manifest, k int) ([]*manifest, error) {
 	out := []*manifest{m}
 	for cur := m; len(out) < k && len(cur.Ancestors) > 0; {
-		next, err := p.loadManifest(ctx, cur.Ancestors[0].Manifest)
+		a := cur.Ancestors[0]
+		next, err := p.loadManifest(ctx, a.Manifest, a.ID, a.CRC)
 		if errors.Is(err, ErrNotFound) {
 			break
 		}
@@ -208,7 +209,7 @@ func (p *Pool) droppedDead(ctx context.Context, oldest *manifest, live map[strin
 		if a.ID <= p.gc.floor {
 			break
 		}
-		m, err := p.loadManifest(ctx, a.Manifest)
+		m, err := p.loadManifest(ctx, a.Manifest, a.ID, a.CRC)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}

@@ -52,7 +52,7 @@ func TestReadsLayoutV1(t *testing.T) {
 		t.Fatalf("after commits on layout 1: %v", err)
 	}
 	version, formats := objpool.RunFormats(r)
-	if version != 2 || formats[2] == 0 {
+	if version != 3 || formats[3] == 0 {
 		t.Fatalf("manifest version %d, run formats %v", version, formats)
 	}
 	t.Logf("run formats after compaction: %v", formats)

@@ -76,7 +76,7 @@ func downgrade(t *testing.T, st *MemStore) {
 			continue
 		}
 		data, _, _ := st.Get(ctx, k)
-		_, blocks, err := parseRun(data)
+		_, blocks, err := parseRun(data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func downgrade(t *testing.T, st *MemStore) {
 		data, _, _ := st.Get(ctx, k)
 		switch {
 		case strings.HasPrefix(k, "manifests/"):
-			m, err := decodeManifest(k, data)
+			m, err := decodeManifest(k, data, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,14 +107,28 @@ func downgrade(t *testing.T, st *MemStore) {
 					m.Runs[p][i] = refs[r.Key]
 				}
 			}
+			for i := range m.Ancestors {
+				m.Ancestors[i].CRC = 0
+			}
 			b, _ := json.Marshal(m)
-			if strings.Contains(string(b), `"format"`) {
-				t.Fatalf("manifest still names a format: %s", b)
+			if strings.Contains(string(b), `"format"`) || strings.Contains(string(b), `"crc"`) {
+				t.Fatalf("manifest still names a format or checksum: %s", b)
 			}
 			st.objs[k] = b
+		case strings.HasPrefix(k, "hotkeys/"):
+			hot, err := decodeKeys(k, data, layoutVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := encodeKeys(k, hot)
+			l, n := binary.Uvarint(b)
+			st.objs[k] = b[n+int(l) : len(b)-8] // no identity, checksum or magic
 		case k == currentKey:
-			c, _ := decodeCurrent(data)
-			c.Version = 1
+			c, err := decodeCurrent(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Version, c.ManifestCRC, c.Ancestors = 1, 0, nil
 			st.objs[k], _ = json.Marshal(c)
 		}
 	}

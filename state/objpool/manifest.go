@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"clink/state"
+	"clink/state/checksum"
 )
 
 // Object keys, relative to the store root. docs/object-layout.md is the
@@ -13,11 +15,14 @@ import (
 const (
 	currentKey = "CURRENT"
 	// layoutVersion is the version this writer records in CURRENT and
-	// manifests: 2 since runs carry a block format (RunRef.Format). Readers
-	// accept every version from 1 on, so a pool an older clink wrote stays
-	// readable (and writable: its old runs keep format 1 until compacted).
-	layoutVersion = 2
+	// manifests: 3 since every object is checksummed and names itself
+	// (sealed JSON for CURRENT and manifests, run format 3, hot keys with a
+	// checksum trailer). Readers accept every version from 1 on, so a pool
+	// an older clink wrote stays readable (and writable: its old runs keep
+	// their format until compacted).
+	layoutVersion = 3
 	maxAncestors  = 32
+	hotKeysMagic  = "CLH3"
 )
 
 func manifestKey(id state.CheckpointID, token string) string {
@@ -38,6 +43,11 @@ type current struct {
 	Version    int                `json:"version"`
 	Checkpoint state.CheckpointID `json:"checkpoint"`
 	Manifest   string             `json:"manifest"`
+	// ManifestCRC (version 3) pins the manifest's checksum.
+	ManifestCRC uint32 `json:"manifest_crc,omitempty"`
+	// Ancestors (version 3) repeats the manifest's, so the checkpoints
+	// before a damaged newest manifest stay restorable.
+	Ancestors []ancestor `json:"ancestors,omitempty"`
 }
 
 // ancestor names an older checkpoint's manifest, so restore to it needs no
@@ -45,6 +55,7 @@ type current struct {
 type ancestor struct {
 	ID       state.CheckpointID `json:"id"`
 	Manifest string             `json:"manifest"`
+	CRC      uint32             `json:"crc,omitempty"` // version 3: the manifest's checksum
 }
 
 // manifest is one checkpoint: per partition its runs, newest first.
@@ -59,21 +70,82 @@ type manifest struct {
 	Ancestors  []ancestor         `json:"ancestors,omitempty"`
 
 	key string // the object key it was read from (not serialised)
+	crc uint32 // its checksum (version 3)
 }
 
 func emptyManifest(parts int) *manifest {
 	return &manifest{Version: layoutVersion, Partitions: parts, Runs: make([][]RunRef, parts)}
 }
 
-func decodeManifest(key string, b []byte) (*manifest, error) {
+// encodeManifest seals m (version 3) and records its checksum.
+func encodeManifest(m *manifest) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	m.crc = checksum.CRC(b)
+	return checksum.Seal(b), nil
+}
+
+// damaged is the error for object key whose bytes are not as written.
+func damaged(key string, format string, args ...any) error {
+	return fmt.Errorf("%s: %w: %s", key, errCorrupt, fmt.Sprintf(format, args...))
+}
+
+// unsealJSON decodes a sealed (version 3) or plain (older) JSON object
+// into v and returns its checksum; version reads the decoded version.
+func unsealJSON(key string, b []byte, v any, version func() int) (uint32, error) {
+	body, sealed, err := checksum.Unseal(b)
+	if err != nil {
+		return 0, damaged(key, "%v", err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		if !sealed && checksum.Cut(b) {
+			return 0, damaged(key, "its checksum line is cut short or followed by extra bytes")
+		}
+		return 0, damaged(key, "%v", err)
+	}
+	if version() >= 3 && !sealed {
+		return 0, damaged(key, "version %d without its checksum line (cut short or extended?)", version())
+	}
+	if !knownVersion(version()) {
+		return 0, fmt.Errorf("%s: unsupported layout version %d (written by a newer clink?)", key, version())
+	}
+	if !sealed {
+		return 0, nil
+	}
+	return checksum.CRC(body), nil
+}
+
+// decodeManifest decodes and verifies the manifest stored under key:
+// its checksum, that it is the checkpoint its key and its referrer name
+// (wantID, wantCRC: 0 when unknown) and that its runs are its own
+// partitions'.
+func decodeManifest(key string, b []byte, wantID state.CheckpointID, wantCRC uint32) (*manifest, error) {
 	m := &manifest{}
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", key, err)
+	crc, err := unsealJSON(key, b, m, func() int { return m.Version })
+	if err != nil {
+		return nil, fmt.Errorf("manifest %w", err)
 	}
-	if !knownVersion(m.Version) || m.Partitions <= 0 || len(m.Runs) != m.Partitions {
-		return nil, fmt.Errorf("manifest %s: unsupported version %d or bad partition count %d", key, m.Version, m.Partitions)
+	if m.Partitions <= 0 || len(m.Runs) != m.Partitions {
+		return nil, fmt.Errorf("manifest %w", damaged(key, "%d partitions, %d run lists", m.Partitions, len(m.Runs)))
 	}
-	m.key = key
+	if id, ok := keyCheckpoint(key); !ok || id != m.Checkpoint || (wantID != 0 && m.Checkpoint != wantID) {
+		return nil, fmt.Errorf("manifest %w", damaged(key, "it holds checkpoint %d", m.Checkpoint))
+	}
+	if wantCRC != 0 && crc != wantCRC {
+		return nil, fmt.Errorf("manifest %w", damaged(key, "checksum %08x, its referrer recorded %08x", crc, wantCRC))
+	}
+	for p, runs := range m.Runs {
+		for _, r := range runs {
+			id, ok := keyCheckpoint(r.Key)
+			if !strings.HasPrefix(r.Key, fmt.Sprintf("runs/%03d/", p)) || !ok || id > m.Checkpoint || r.Format > runFormat ||
+				r.IndexOff < 0 || r.IndexLen < 0 || r.IndexOff+r.IndexLen+footerLen(r.format()) != r.Size {
+				return nil, fmt.Errorf("manifest %w", damaged(key, "partition %d lists run %q (%d bytes, format %d)", p, r.Key, r.Size, r.Format))
+			}
+		}
+	}
+	m.key, m.crc = key, crc
 	return m, nil
 }
 
@@ -82,23 +154,35 @@ func knownVersion(v int) bool { return v >= 1 && v <= layoutVersion }
 
 func decodeCurrent(b []byte) (current, error) {
 	var c current
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("%s: %w", currentKey, err)
+	if _, err := unsealJSON(currentKey, b, &c, func() int { return c.Version }); err != nil {
+		return c, err
 	}
-	if !knownVersion(c.Version) || (c.Checkpoint != 0 && c.Manifest == "") {
-		return c, fmt.Errorf("%s: unsupported version %d or missing manifest", currentKey, c.Version)
+	if c.Checkpoint != 0 {
+		if id, ok := keyCheckpoint(c.Manifest); !ok || id != c.Checkpoint || !strings.HasPrefix(c.Manifest, "manifests/") {
+			return c, damaged(currentKey, "checkpoint %d names manifest %q", c.Checkpoint, c.Manifest)
+		}
 	}
 	return c, nil
 }
 
-// findAncestor returns the manifest key for id if m lists it.
-func (m *manifest) findAncestor(id state.CheckpointID) (string, bool) {
+// encodeCurrent is CURRENT pointing at m (sealed, version 3).
+func encodeCurrent(m *manifest) ([]byte, error) {
+	b, err := json.Marshal(current{Version: layoutVersion, Checkpoint: m.Checkpoint, Manifest: m.key,
+		ManifestCRC: m.crc, Ancestors: m.Ancestors})
+	if err != nil {
+		return nil, err
+	}
+	return checksum.Seal(b), nil
+}
+
+// findAncestor returns the ancestor entry for id if m lists it.
+func (m *manifest) findAncestor(id state.CheckpointID) (ancestor, bool) {
 	for _, a := range m.Ancestors {
 		if a.ID == id {
-			return a.Manifest, true
+			return a, true
 		}
 	}
-	return "", false
+	return ancestor{}, false
 }
 
 // childAncestors is the ancestor list a child of m carries: m first.
@@ -106,7 +190,7 @@ func (m *manifest) childAncestors() []ancestor {
 	if m.Checkpoint == 0 {
 		return nil
 	}
-	out := append([]ancestor{{ID: m.Checkpoint, Manifest: m.key}}, m.Ancestors...)
+	out := append([]ancestor{{ID: m.Checkpoint, Manifest: m.key, CRC: m.crc}}, m.Ancestors...)
 	if len(out) > maxAncestors {
 		// A contiguous window: a walk to an older checkpoint jumps to the
 		// oldest listed one, whose own window continues the chain.
@@ -115,17 +199,39 @@ func (m *manifest) childAncestors() []ancestor {
 	return out
 }
 
-func encodeKeys(keys []state.Key) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(keys)))
+// encodeKeys encodes the hot keys object key (version 3): its own key,
+// the keys, the CRC-32C of all that and a magic.
+func encodeKeys(key string, keys []state.Key) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
 	for _, k := range keys {
 		ik := ikey(k)
 		b = binary.AppendUvarint(b, uint64(len(ik)))
 		b = append(b, ik...)
 	}
-	return b
+	b = binary.LittleEndian.AppendUint32(b, checksum.CRC(b))
+	return append(b, hotKeysMagic...)
 }
 
-func decodeKeys(b []byte) ([]state.Key, error) {
+// decodeKeys decodes the hot keys object key, written with a manifest of
+// the given layout version (before 3: no checksum, no identity).
+func decodeKeys(key string, b []byte, version int) ([]state.Key, error) {
+	if version >= 3 {
+		if len(b) < 8 || string(b[len(b)-4:]) != hotKeysMagic {
+			return nil, fmt.Errorf("%w: hot keys without their trailer", errCorrupt)
+		}
+		sum := binary.LittleEndian.Uint32(b[len(b)-8:])
+		b = b[:len(b)-8]
+		if got := checksum.CRC(b); got != sum {
+			return nil, fmt.Errorf("%w: hot keys checksum %08x, recorded %08x", errCorrupt, got, sum)
+		}
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) || string(b[k:k+int(l)]) != key {
+			return nil, fmt.Errorf("%w: the object holds another checkpoint's hot keys", errCorrupt)
+		}
+		b = b[k+int(l):]
+	}
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, fmt.Errorf("%w: bad hot-key count", errCorrupt)
@@ -140,6 +246,9 @@ func decodeKeys(b []byte) ([]state.Key, error) {
 		ik := b[k : k+int(l)]
 		b = b[k+int(l):]
 		keys = append(keys, state.Key{Op: state.OpID(binary.BigEndian.Uint32(ik)), Key: append([]byte(nil), ik[4:]...)})
+	}
+	if version >= 3 && len(b) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the hot keys", errCorrupt, len(b))
 	}
 	return keys, nil
 }

@@ -38,18 +38,20 @@ func (m *MemStore) Get(ctx context.Context, key string) ([]byte, string, error) 
 	return append([]byte(nil), b...), ContentETag(b), nil
 }
 
-// GetRange returns a copy of the requested byte range.
-func (m *MemStore) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+// GetRange returns a copy of the requested byte range and the object's
+// size.
+func (m *MemStore) GetRange(ctx context.Context, key string, off, length int64) ([]byte, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b, ok := m.objs[key]
 	if !ok {
-		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+		return nil, 0, fmt.Errorf("get %s: %w", key, ErrNotFound)
 	}
-	if off < 0 || length < 0 || off+length > int64(len(b)) {
-		return nil, fmt.Errorf("get %s: range [%d,+%d) outside %d bytes", key, off, length, len(b))
+	size := int64(len(b))
+	if off < 0 || length < 0 || off+length > size {
+		return nil, size, fmt.Errorf("get %s: range [%d,+%d) outside %d bytes: %w", key, off, length, size, ErrShort)
 	}
-	return append([]byte(nil), b[off:off+length]...), nil
+	return append([]byte(nil), b[off:off+length]...), size, nil
 }
 
 // PutIfAbsent creates key unless it exists.

@@ -108,6 +108,7 @@ type Pool struct {
 	gcStats  gcCounters
 	mu       sync.RWMutex
 	served   *manifest
+	own      ownership // guarded by mu (fence.go)
 }
 
 var _ state.RemotePool = (*Pool)(nil)
@@ -168,6 +169,7 @@ func (p *Pool) acquire(ctx context.Context) error {
 func (p *Pool) release() { <-p.sem }
 
 // readCurrent returns the CURRENT pointer, its ETag and whether it exists.
+// A damaged CURRENT is an error wrapping state.ErrCorrupt, with its ETag.
 func (p *Pool) readCurrent(ctx context.Context) (current, string, bool, error) {
 	b, etag, err := p.store.Get(ctx, currentKey)
 	if errors.Is(err, ErrNotFound) {
@@ -178,75 +180,122 @@ func (p *Pool) readCurrent(ctx context.Context) (current, string, bool, error) {
 	}
 	c, err := decodeCurrent(b)
 	if err != nil {
-		return c, "", false, fmt.Errorf("objpool %s: %w", p, err)
+		return c, etag, true, fmt.Errorf("objpool %s: %w", p, err)
 	}
 	return c, etag, true, nil
 }
 
-// loadManifest reads and parses a manifest, cached (manifests are
-// immutable).
-func (p *Pool) loadManifest(ctx context.Context, key string) (*manifest, error) {
+// loadManifest reads, verifies and parses a manifest, cached (manifests
+// are immutable). wantID and wantCRC are what its referrer recorded (0:
+// unknown).
+func (p *Pool) loadManifest(ctx context.Context, key string, wantID state.CheckpointID, wantCRC uint32) (*manifest, error) {
 	if v, ok := p.meta.get(manifestCacheKey(key)); ok {
-		return v.(*manifest), nil
+		m := v.(*manifest)
+		if (wantID != 0 && m.Checkpoint != wantID) || (wantCRC != 0 && m.crc != wantCRC) {
+			return nil, fmt.Errorf("objpool %s: manifest %w", p, damaged(key, "not the checkpoint %d its referrer recorded", wantID))
+		}
+		return m, nil
 	}
 	b, _, err := p.store.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("objpool %s: read manifest: %w", p, err)
 	}
-	m, err := decodeManifest(key, b)
+	m, err := decodeManifest(key, b, wantID, wantCRC)
 	if err != nil {
-		return nil, fmt.Errorf("objpool %s: %w", p, err)
+		return nil, fmt.Errorf("objpool %s: %w", p, asDamage(key, err))
 	}
 	p.meta.put(manifestCacheKey(key), m, int64(len(b)))
 	return m, nil
 }
 
 // manifestFor finds checkpoint id's manifest by walking back from CURRENT
-// through ancestor windows: reads by key only, never LIST.
-func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifest, error) {
+// through ancestor windows (CURRENT's own first, so a damaged newest
+// manifest does not hide the older ones): reads by key only, never LIST.
+// It also returns CURRENT's ETag and whether it exists, as read.
+func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifest, string, bool, error) {
 	if id == 0 {
-		return emptyManifest(p.cfg.Partitions), nil
+		return emptyManifest(p.cfg.Partitions), "", false, nil
 	}
-	cur, _, _, err := p.readCurrent(ctx)
+	cur, etag, exists, err := p.readCurrent(ctx)
+	if errors.Is(err, errCorrupt) {
+		return nil, "", false, p.refuseCurrent(ctx, err)
+	}
 	if err != nil {
-		return nil, err
+		return nil, "", false, err
 	}
 	if cur.Checkpoint < id {
-		return nil, fmt.Errorf("objpool %s: checkpoint %d (latest is %d): %w", p, id, cur.Checkpoint, state.ErrNoCheckpoint)
+		return nil, "", false, fmt.Errorf("objpool %s: checkpoint %d (latest is %d): %w", p, id, cur.Checkpoint, state.ErrNoCheckpoint)
 	}
-	m, err := p.loadManifest(ctx, cur.Manifest)
+	// The head as a manifest that lists CURRENT's ancestors: the walk
+	// starts there without reading the newest manifest unless it is id's.
+	head := &manifest{Checkpoint: cur.Checkpoint, key: cur.Manifest, crc: cur.ManifestCRC, Ancestors: cur.Ancestors}
+	var m *manifest
+	headLost := false // CURRENT's own manifest is missing
+	switch {
+	case cur.Checkpoint == id || len(cur.Ancestors) == 0:
+		m, err = p.loadManifest(ctx, cur.Manifest, cur.Checkpoint, cur.ManifestCRC)
+		headLost = errors.Is(err, ErrNotFound)
+		if err == nil && len(head.Ancestors) == 0 {
+			head = m // an older CURRENT lists no ancestors: its manifest does
+		}
+	default:
+		m = head
+	}
 	for err == nil && m.Checkpoint != id {
-		if key, ok := m.findAncestor(id); ok {
-			m, err = p.loadManifest(ctx, key)
+		if a, ok := m.findAncestor(id); ok {
+			m, err = p.loadManifest(ctx, a.Manifest, a.ID, a.CRC)
 			break
 		}
 		if len(m.Ancestors) == 0 || m.Ancestors[len(m.Ancestors)-1].ID < id {
-			return nil, p.notRestorable(ctx, id, cur, "is not in the checkpoint chain")
+			return nil, "", false, p.notRestorable(ctx, id, cur, "is not in the checkpoint chain")
 		}
-		m, err = p.loadManifest(ctx, m.Ancestors[len(m.Ancestors)-1].Manifest)
+		a := m.Ancestors[len(m.Ancestors)-1]
+		m, err = p.loadManifest(ctx, a.Manifest, a.ID, a.CRC)
 	}
-	if errors.Is(err, ErrNotFound) {
-		return nil, p.notRestorable(ctx, id, cur, "was garbage-collected")
+	switch {
+	case headLost:
+		// CURRENT's own manifest is never collected: it was lost.
+		err = asDamage(cur.Manifest, fmt.Errorf("objpool %s: manifest %s of checkpoint %d, which CURRENT names, is missing: %w: %w",
+			p, cur.Manifest, cur.Checkpoint, errCorrupt, err))
+	case errors.Is(err, ErrNotFound):
+		return nil, "", false, p.notRestorable(ctx, id, cur, "was garbage-collected")
 	}
-	return m, err
+	if err != nil {
+		return nil, "", false, p.refuse(ctx, head, err)
+	}
+	return m, etag, exists, nil
 }
 
 // notRestorable is the error for a checkpoint id that cannot be restored,
 // naming the ones that can: CURRENT's and those of its ancestors whose
-// manifests still exist (garbage collection keeps the newest retain=N).
+// manifests are still there and intact (garbage collection keeps the
+// newest retain=N).
 func (p *Pool) notRestorable(ctx context.Context, id state.CheckpointID, cur current, why string) error {
 	var ids []string
-	m, err := p.loadManifest(ctx, cur.Manifest)
-	for n := 0; err == nil && n < 64; n++ {
-		ids = append(ids, strconv.FormatUint(uint64(m.Checkpoint), 10))
-		if len(m.Ancestors) == 0 {
-			break
+	if len(cur.Ancestors) > 0 {
+		for _, a := range append([]ancestor{{ID: cur.Checkpoint, Manifest: cur.Manifest, CRC: cur.ManifestCRC}}, cur.Ancestors...) {
+			if _, err := p.loadManifest(ctx, a.Manifest, a.ID, a.CRC); err == nil {
+				ids = append(ids, strconv.FormatUint(uint64(a.ID), 10))
+			}
 		}
-		m, err = p.loadManifest(ctx, m.Ancestors[0].Manifest)
+	} else {
+		m, err := p.loadManifest(ctx, cur.Manifest, cur.Checkpoint, cur.ManifestCRC)
+		for n := 0; err == nil && n < 64; n++ {
+			ids = append(ids, strconv.FormatUint(uint64(m.Checkpoint), 10))
+			if len(m.Ancestors) == 0 {
+				break
+			}
+			a := m.Ancestors[0]
+			m, err = p.loadManifest(ctx, a.Manifest, a.ID, a.CRC)
+		}
 	}
 	slices.Reverse(ids)
+	restorable := strings.Join(ids, ", ")
+	if restorable == "" {
+		restorable = "none"
+	}
 	return fmt.Errorf("objpool %s: checkpoint %d %s; restorable checkpoints: %s: %w",
-		p, id, why, strings.Join(ids, ", "), state.ErrNoCheckpoint)
+		p, id, why, restorable, state.ErrNoCheckpoint)
 }
 
 // Latest returns the checkpoint CURRENT names (0 for an empty pool).
@@ -255,6 +304,9 @@ func (p *Pool) Latest(ctx context.Context) (state.CheckpointID, error) {
 		return 0, err
 	}
 	c, _, _, err := p.readCurrent(ctx)
+	if errors.Is(err, errCorrupt) {
+		return 0, p.refuseCurrent(ctx, err)
+	}
 	return c.Checkpoint, err
 }
 
@@ -264,14 +316,11 @@ func (p *Pool) Restore(ctx context.Context, id state.CheckpointID) error {
 	if err := p.check(); err != nil {
 		return err
 	}
-	m, err := p.manifestFor(ctx, id)
+	m, etag, exists, err := p.manifestFor(ctx, id)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	p.served = m
-	p.mu.Unlock()
-	return nil
+	return p.owned(m, etag, exists)
 }
 
 // HotKeys returns the working set recorded with checkpoint id.
@@ -279,17 +328,20 @@ func (p *Pool) HotKeys(ctx context.Context, id state.CheckpointID) ([]state.Key,
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	m, err := p.manifestFor(ctx, id)
+	m, _, _, err := p.manifestFor(ctx, id)
 	if err != nil || m.HotKeys == "" {
 		return nil, err
 	}
 	b, _, err := p.store.Get(ctx, m.HotKeys)
-	if err != nil {
-		return nil, fmt.Errorf("objpool %s: read hot keys of checkpoint %d: %w", p, id, err)
+	if errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("%w: the object is missing: %w", errCorrupt, err)
 	}
-	keys, err := decodeKeys(b)
 	if err != nil {
-		return nil, fmt.Errorf("objpool %s: %s: %w", p, m.HotKeys, err)
+		return nil, p.refuse(ctx, m, asDamage(m.HotKeys, fmt.Errorf("objpool %s: read hot keys %s of checkpoint %d: %w", p, m.HotKeys, id, err)))
+	}
+	keys, err := decodeKeys(m.HotKeys, b, m.Version)
+	if err != nil {
+		return nil, p.refuse(ctx, m, asDamage(m.HotKeys, fmt.Errorf("objpool %s: hot keys %s: %w", p, m.HotKeys, err)))
 	}
 	return keys, nil
 }

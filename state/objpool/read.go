@@ -2,7 +2,6 @@ package objpool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -57,8 +56,8 @@ func (p *Pool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, e
 		}
 		wg.Wait()
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("objpool %s: get %d keys at checkpoint %d: %w", p, len(keys), m.Checkpoint, err)
+	if err := joinErrors(errs); err != nil {
+		return nil, p.refuse(ctx, m, fmt.Errorf("objpool %s: get %d keys at checkpoint %d: %w", p, len(keys), m.Checkpoint, err))
 	}
 	return out, nil
 }
@@ -91,7 +90,7 @@ func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, i
 			}
 			if v, ok := p.cache.get(blockCacheKey(run.Key, b)); ok {
 				if next, err = resolve(v.(*block), iks[i], i, out, next); err != nil {
-					return fmt.Errorf("run %s: %w", run.Key, err)
+					return asDamage(run.Key, fmt.Errorf("run %s: %w", run.Key, err))
 				}
 				continue
 			}
@@ -108,7 +107,7 @@ func (p *Pool) readPartition(ctx context.Context, runs []RunRef, iks [][]byte, i
 			for b, is := range need {
 				for _, i := range is {
 					if next, err = resolve(blocks[b], iks[i], i, out, next); err != nil {
-						return fmt.Errorf("run %s: %w", run.Key, err)
+						return asDamage(run.Key, fmt.Errorf("run %s: %w", run.Key, err))
 					}
 				}
 			}
@@ -152,13 +151,9 @@ func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 	defer p.release()
 	if run.Size <= p.cfg.SmallRun {
 		// A ranged read of the whole object: no ETag to compute.
-		data, err := p.store.GetRange(ctx, run.Key, 0, run.Size)
+		x, blocks, err := p.readWholeRun(ctx, run)
 		if err != nil {
-			return nil, fmt.Errorf("read run: %w", err)
-		}
-		x, blocks, err := parseRun(data)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: %w", run.Key, err)
+			return nil, err
 		}
 		for i, b := range blocks {
 			p.cache.put(blockCacheKey(run.Key, i), b, b.size())
@@ -166,13 +161,26 @@ func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 		p.meta.put(indexCacheKey(run.Key), x, x.size())
 		return x, nil
 	}
-	data, err := p.store.GetRange(ctx, run.Key, run.IndexOff, run.IndexLen)
-	if err != nil {
-		return nil, fmt.Errorf("read run index: %w", err)
+	// Format 3: the index with the footer that checksums it.
+	n := run.IndexLen
+	if run.format() >= 3 {
+		n = run.Size - run.IndexOff
 	}
-	x, err := parseIndex(data)
+	data, err := p.readRun(ctx, run, run.IndexOff, n)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.Key, err)
+		return nil, err
+	}
+	if run.format() >= 3 {
+		if data, err = checkTail(run, data); err != nil {
+			return nil, asDamage(run.Key, fmt.Errorf("run %s: %w", run.Key, err))
+		}
+	}
+	x, err := parseIndex(data, run.format())
+	if err == nil && run.format() >= 3 {
+		err = checkIndex(run, x)
+	}
+	if err != nil {
+		return nil, asDamage(run.Key, fmt.Errorf("run %s: %w", run.Key, err))
 	}
 	p.meta.put(indexCacheKey(run.Key), x, x.size())
 	return x, nil
@@ -215,7 +223,7 @@ func (p *Pool) blocks(ctx context.Context, run *RunRef, x *runIndex, need map[in
 		})
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, joinErrors(errs)
 }
 
 // block returns block b of run, fetching it once however many readers
@@ -243,13 +251,13 @@ func (p *Pool) fetchBlock(ctx context.Context, run *RunRef, br blockRef) (*block
 		return nil, err
 	}
 	defer p.release()
-	data, err := p.store.GetRange(ctx, run.Key, br.off, br.n)
+	data, err := p.readRun(ctx, run, br.off, br.n)
 	if err != nil {
-		return nil, fmt.Errorf("read run block: %w", err)
+		return nil, err
 	}
-	blk, err := parseBlock(data, run.format())
+	blk, err := parseBlockAt(data, run.format(), br)
 	if err != nil {
-		return nil, fmt.Errorf("run %s at %d: %w", run.Key, br.off, err)
+		return nil, asDamage(run.Key, fmt.Errorf("run %s: %w", run.Key, err))
 	}
 	return blk, nil
 }

@@ -167,9 +167,9 @@ func (r *resilient) Get(ctx context.Context, key string) (b []byte, etag string,
 	return b, etag, err
 }
 
-func (r *resilient) GetRange(ctx context.Context, key string, off, n int64) (b []byte, err error) {
-	err = r.do(ctx, func() (e error) { b, e = r.inner.GetRange(ctx, key, off, n); return e })
-	return b, err
+func (r *resilient) GetRange(ctx context.Context, key string, off, n int64) (b []byte, size int64, err error) {
+	err = r.do(ctx, func() (e error) { b, size, e = r.inner.GetRange(ctx, key, off, n); return e })
+	return b, size, err
 }
 
 func (r *resilient) PutIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error) {

@@ -2,6 +2,7 @@ package objpool
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -32,15 +33,15 @@ func testRunRoundTrip(t *testing.T, n, format int) {
 	{
 		{
 			recs := testRecords(n)
-			data, ref := encodeRun(recs, 512)
+			data, ref := encodeRun("runs/000/x.run", recs, 512)
 			if format == 1 {
 				data, ref = encodeRunV1(recs, 512)
 			}
-			x, blocks, err := parseRun(data)
+			x, blocks, err := parseRun(data, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ref.IndexOff+ref.IndexLen+footerSize != ref.Size || ref.Count != n {
+			if ref.IndexOff+ref.IndexLen+footerLen(ref.format()) != ref.Size || ref.Count != n {
 				t.Fatalf("ref %+v inconsistent with %d bytes", ref, len(data))
 			}
 			fp := 0
@@ -75,8 +76,8 @@ func testRunRoundTrip(t *testing.T, n, format int) {
 // A point read in a cached block allocates nothing.
 func TestBlockLookupAllocs(t *testing.T) {
 	recs := testRecords(2000)
-	data, _ := encodeRun(recs, 4096)
-	x, blocks, err := parseRun(data)
+	data, _ := encodeRun("runs/000/x.run", recs, 4096)
+	x, blocks, err := parseRun(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +96,8 @@ func TestBlockLookupAllocs(t *testing.T) {
 // checksum covers records and offsets, and offsets out of order are
 // refused even under a matching checksum.
 func TestBlockTrailerChecked(t *testing.T) {
-	data, _ := encodeRun(testRecords(50), 1<<20)
-	x, err := parseIndex(data[binary.BigEndian.Uint64(data[len(data)-footerSize:]):])
+	data, ref := encodeRun("runs/000/x.run", testRecords(50), 1<<20)
+	x, err := parseIndex(data[ref.IndexOff:ref.IndexOff+ref.IndexLen], ref.Format)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestBlockTrailerChecked(t *testing.T) {
 
 // Corrupt or truncated runs give errors, never panics.
 func TestRunCorruptInput(t *testing.T) {
-	data, _ := encodeRun(testRecords(300), 256)
+	data, _ := encodeRun("runs/000/x.run", testRecords(300), 256)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
 		b := append([]byte(nil), data...)
@@ -131,12 +132,14 @@ func TestRunCorruptInput(t *testing.T) {
 				b[rng.IntN(len(b))] = byte(rng.Uint32())
 			}
 		}
-		_, _, _ = parseRun(b)
-		_, _ = parseIndex(b[:rng.IntN(len(b))])
+		_, _, _ = parseRun(b, nil)
+		_, _ = parseIndex(b[:rng.IntN(len(b))], 2)
+		_, _ = parseIndex(b[rng.IntN(len(b)):], 3)
 		_, _ = parseBlock(b[:rng.IntN(len(b))], 1)
 		_, _ = parseBlock(b[:rng.IntN(len(b))], 2)
 		_, _ = parseBlock(b[rng.IntN(len(b)):], 2)
-		_, _ = decodeKeys(b[:rng.IntN(len(b))])
+		_, _ = decodeKeys("k", b[:rng.IntN(len(b))], 2)
+		_, _ = decodeKeys("k", b[rng.IntN(len(b)):], 3)
 	}
 }
 
@@ -161,5 +164,47 @@ func TestMergeSorted(t *testing.T) {
 	}
 	if want := "a=old b=new c=old e=older"; strings.Join(s, " ") != want {
 		t.Fatalf("merged %q, want %q", strings.Join(s, " "), want)
+	}
+}
+
+// A run is refused when it is not the one its manifest entry describes:
+// another run's bytes under its key (identity, checksum, size, count or
+// format differ).
+func TestRunIdentity(t *testing.T) {
+	data, ref := encodeRun("runs/001/00000000000000000007-w-1.run", testRecords(200), 512)
+	if _, _, err := parseRun(data, &ref); err != nil {
+		t.Fatalf("the run as described: %v", err)
+	}
+	cases := []struct {
+		name string
+		edit func(r *RunRef)
+	}{
+		{"another key", func(r *RunRef) { r.Key = "runs/001/00000000000000000007-w-2.run" }},
+		{"another checksum", func(r *RunRef) { r.CRC++ }},
+		{"another record count", func(r *RunRef) { r.Count-- }},
+		{"another size", func(r *RunRef) { r.Size++ }},
+		{"another format", func(r *RunRef) { r.Format = 2 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := ref
+			tc.edit(&want)
+			if _, _, err := parseRun(data, &want); !errors.Is(err, errCorrupt) {
+				t.Fatalf("parseRun = %v, want a damage error", err)
+			}
+			if want.Size == ref.Size && want.Format == ref.Format {
+				tail := data[ref.IndexOff:]
+				ib, err := checkTail(&want, tail)
+				if err == nil {
+					var x *runIndex
+					if x, err = parseIndex(ib, 3); err == nil {
+						err = checkIndex(&want, x)
+					}
+				}
+				if !errors.Is(err, errCorrupt) {
+					t.Fatalf("ranged index read = %v, want a damage error", err)
+				}
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ func (p *Pool) ScanKeyGroups(ctx context.Context, lo, hi int, fn func(state.Entr
 		live := map[string]record{}
 		for i := len(runs) - 1; i >= 0; i-- {
 			if err := p.scanRun(ctx, &runs[i], live); err != nil {
-				return fmt.Errorf("objpool %s: scan checkpoint %d partition %d: %w", p, m.Checkpoint, part, err)
+				return p.refuse(ctx, m, fmt.Errorf("objpool %s: scan checkpoint %d partition %d: %w", p, m.Checkpoint, part, err))
 			}
 		}
 		recs := make([]record, 0, len(live))
@@ -54,19 +54,15 @@ func (p *Pool) scanRun(ctx context.Context, run *RunRef, live map[string]record)
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
-	data, err := p.store.GetRange(ctx, run.Key, 0, run.Size)
+	_, blocks, err := p.readWholeRun(ctx, run)
 	p.release()
 	if err != nil {
-		return fmt.Errorf("read run: %w", err)
-	}
-	_, blocks, err := parseRun(data)
-	if err != nil {
-		return fmt.Errorf("run %s: %w", run.Key, err)
+		return err
 	}
 	for _, b := range blocks {
 		recs, err := b.records()
 		if err != nil {
-			return fmt.Errorf("run %s: %w", run.Key, err)
+			return asDamage(run.Key, fmt.Errorf("run %s: %w", run.Key, err))
 		}
 		for _, r := range recs {
 			if len(r.ik) >= 4 {

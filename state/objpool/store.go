@@ -16,8 +16,11 @@ type ObjectStore interface {
 	// Get returns the object's bytes and its ETag, or an error wrapping
 	// ErrNotFound.
 	Get(ctx context.Context, key string) (data []byte, etag string, err error)
-	// GetRange returns length bytes at offset off of the object.
-	GetRange(ctx context.Context, key string, off, length int64) ([]byte, error)
+	// GetRange returns length bytes at offset off of the object and the
+	// object's whole size (-1 when the store cannot tell), so a reader can
+	// see that an object was cut short or extended. A range past the
+	// object's end fails with an error wrapping ErrShort.
+	GetRange(ctx context.Context, key string, off, length int64) (data []byte, size int64, err error)
 	// PutIfAbsent creates key (If-None-Match: *); it fails with an error
 	// wrapping ErrPrecondition when the key exists.
 	PutIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error)
@@ -40,6 +43,8 @@ type ObjectStore interface {
 var (
 	// ErrNotFound: no object under the key.
 	ErrNotFound = errors.New("object not found")
+	// ErrShort: a ranged read reaches past the object's end.
+	ErrShort = errors.New("object shorter than the range read")
 	// ErrPrecondition: a conditional write lost (412 Precondition Failed).
 	ErrPrecondition = errors.New("precondition failed")
 	// ErrTransient: throttling (503 SlowDown), a 5xx or a dropped

@@ -14,6 +14,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"clink/state/objpool"
 )
 
 // faults is the seeded fault mix the in-process transport injects.
@@ -183,8 +185,11 @@ func TestFakeTransportRoundTrip(t *testing.T) {
 	if err != nil || string(b) != "hello" || getTag != etag {
 		t.Fatalf("Get = %q %s %v; want hello %s", b, getTag, err, etag)
 	}
-	if r, err := s.GetRange(ctx, "a", 1, 3); err != nil || string(r) != "ell" {
-		t.Fatalf("GetRange = %q, %v", r, err)
+	if r, size, err := s.GetRange(ctx, "a", 1, 3); err != nil || string(r) != "ell" || size != 5 {
+		t.Fatalf("GetRange = %q, %d, %v", r, size, err)
+	}
+	if _, _, err := s.GetRange(ctx, "a", 3, 3); !errors.Is(err, objpool.ErrShort) {
+		t.Fatalf("GetRange past the end = %v, want ErrShort", err)
 	}
 	if _, err := s.PutIfMatch(ctx, "a", []byte("y"), `"bogus"`); !strings.Contains(fmt.Sprint(err), "precondition") {
 		t.Fatalf("PutIfMatch with a stale etag = %v, want precondition failed", err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,25 +61,44 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	return b, aws.ToString(out.ETag), nil
 }
 
-// GetRange reads length bytes at off with a Range request.
-func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+// GetRange reads length bytes at off with a Range request; the object's
+// size comes from the response's Content-Range.
+func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, int64, error) {
 	if length <= 0 {
-		return nil, nil
+		return nil, -1, nil
 	}
 	rng := fmt.Sprintf("bytes=%d-%d", off, off+length-1)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(key)), Range: &rng})
 	if err != nil {
-		return nil, s.classify("get range", key, err)
+		return nil, -1, s.classify("get range", key, err)
 	}
 	defer out.Body.Close()
+	size := totalSize(aws.ToString(out.ContentRange))
 	b, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, fmt.Errorf("get %s %s: read body: %v: %w", s.key(key), rng, err, objpool.ErrTransient)
+		return nil, size, fmt.Errorf("get %s %s: read body: %v: %w", s.key(key), rng, err, objpool.ErrTransient)
 	}
 	if int64(len(b)) != length {
-		return nil, fmt.Errorf("get %s %s: got %d bytes, want %d: %w", s.key(key), rng, len(b), length, objpool.ErrTransient)
+		if size >= 0 && size < off+length {
+			return nil, size, fmt.Errorf("get %s %s of %d bytes: %w", s.key(key), rng, size, objpool.ErrShort)
+		}
+		return nil, size, fmt.Errorf("get %s %s: got %d bytes, want %d: %w", s.key(key), rng, len(b), length, objpool.ErrTransient)
 	}
-	return b, nil
+	return b, size, nil
+}
+
+// totalSize reads the object size out of a Content-Range header ("bytes
+// 0-99/1234"); -1 when absent or unknown ("*").
+func totalSize(contentRange string) int64 {
+	i := strings.LastIndexByte(contentRange, '/')
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.ParseInt(contentRange[i+1:], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // PutIfAbsent writes with If-None-Match: *.
@@ -167,6 +187,8 @@ func classOf(code string, status int) (error, string) {
 		return objpool.ErrNotFound, ""
 	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
 		return objpool.ErrPrecondition, ""
+	case code == "InvalidRange" || status == http.StatusRequestedRangeNotSatisfiable:
+		return objpool.ErrShort, ""
 	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" ||
 		code == "InvalidToken" || code == "TokenRefreshRequired" || code == "InvalidSecurity":
 		return objpool.ErrBadCredentials, "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"clink/state"
+	"clink/state/checksum"
 	"clink/state/objpool"
 )
 
@@ -52,7 +53,7 @@ func Reachable(ctx context.Context, s objpool.ObjectStore, k int) (map[string]bo
 		Checkpoint state.CheckpointID `json:"checkpoint"`
 		Manifest   string             `json:"manifest"`
 	}
-	if err := json.Unmarshal(b, &cur); err != nil {
+	if err := unmarshalSealed(b, &cur); err != nil {
 		return nil, nil, err
 	}
 	live := map[string]bool{"CURRENT": true}
@@ -67,7 +68,7 @@ func Reachable(ctx context.Context, s objpool.ObjectStore, k int) (map[string]bo
 			return nil, nil, fmt.Errorf("retained checkpoint %d: %w", id, err)
 		}
 		var m manifest
-		if err := json.Unmarshal(b, &m); err != nil {
+		if err := unmarshalSealed(b, &m); err != nil {
 			return nil, nil, err
 		}
 		live[key], ids = true, append(ids, id)
@@ -287,4 +288,14 @@ func (p patient) Get(ctx context.Context, key string) (b []byte, etag string, er
 func (p patient) List(ctx context.Context, prefix string) (keys []string, err error) {
 	err = retryTransient(func() (e error) { keys, e = p.ObjectStore.List(ctx, prefix); return e })
 	return keys, err
+}
+
+// unmarshalSealed decodes a JSON object, sealed with its checksum line
+// (layout 3) or not.
+func unmarshalSealed(b []byte, v any) error {
+	body, _, err := checksum.Unseal(b)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
 }

@@ -69,9 +69,9 @@ func (h *HookStore) Get(ctx context.Context, key string) ([]byte, string, error)
 }
 
 // GetRange forwards unless a hook fails it.
-func (h *HookStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+func (h *HookStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
 	if err := h.before("range", key); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	return h.ObjectStore.GetRange(ctx, key, off, n)
 }

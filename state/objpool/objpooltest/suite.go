@@ -26,6 +26,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"CompactionAndDeepHistory", testCompaction},
 		{"TornCommitInvisible", nil},
 		{"ZombieWriterFenced", testZombie},
+		{"RestoreOlderRewinds", testRewind},
+		{"ExpectLatest", testExpectLatest},
 		{"HotKeys", testHotKeys},
 		{"ScanKeyGroups", testScan},
 		{"TransientRetried", testTransient},
