@@ -57,7 +57,8 @@ func (a *listAcc) Retract(v types.Value) error {
 	}
 	i, ok := -1, false
 	if a.spec.OrderBy == nil {
-		i = slices.IndexFunc(a.elems, func(x listElem) bool { return HoldsValue(types.NewVarchar(x.e), v) })
+		key := ValueKey(v)
+		i = slices.IndexFunc(a.elems, func(x listElem) bool { return HoldsKey(x.e, key) })
 		ok = i >= 0
 	} else {
 		i, ok = a.find(v.Str())

@@ -130,11 +130,12 @@ func (s *AggSpec) ElemValue(e types.Value) (types.Value, error) {
 	return r[0], nil
 }
 
-// HoldsValue reports whether arrival element e is a copy of v.
-func HoldsValue(e, v types.Value) bool {
-	s := e.Str()
-	return len(s) > seqLen && s[seqLen:] == string(types.AppendKey(nil, v))
-}
+// ValueKey is the key encoding of v, as list elements hold it.
+func ValueKey(v types.Value) string { return string(types.AppendKey(nil, v)) }
+
+// HoldsKey reports whether arrival element e is a copy of the value whose
+// ValueKey is key.
+func HoldsKey(e, key string) bool { return len(e) > seqLen && e[seqLen:] == key }
 
 // ElemWalk calls yield with each element of a list in order and its
 // multiplicity, until yield returns false.
@@ -169,16 +170,14 @@ func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 			}
 			seen[k], c = true, 1
 		}
-		v, err := keyString(k)
-		if err != nil {
-			bad = err
-			return false
-		}
 		for range c {
 			if wrote > 0 && !s.SepNull {
 				b.WriteString(s.Sep)
 			}
-			b.WriteString(v)
+			if err := writeKeyString(&b, k); err != nil {
+				bad = err
+				return false
+			}
 			wrote++
 		}
 		return true
@@ -198,11 +197,27 @@ func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 	return s.ElemValue(types.NewVarchar(last))
 }
 
-// keyString decodes a VARCHAR key encoding (STRING_AGG's values).
-func keyString(k string) (string, error) {
-	r, err := types.DecodeKey([]byte(k), []types.Type{types.Varchar})
-	if err != nil || len(r) != 1 || r[0].Kind() != types.KindVarchar {
-		return "", errElem
+// varcharKeyTag opens a VARCHAR key encoding (types.AppendKey), whose
+// bytes follow with 0x00 escaped as 0x00 0xff and 0x00 0x01 at the end.
+const varcharKeyTag = 0x30
+
+// writeKeyString writes the string of a VARCHAR key encoding to b
+// (STRING_AGG's values), without decoding it to a value first.
+func writeKeyString(b *strings.Builder, k string) error {
+	if len(k) < 3 || k[0] != varcharKeyTag || k[len(k)-2:] != "\x00\x01" {
+		return errElem
 	}
-	return r[0].Str(), nil
+	k = k[1 : len(k)-2]
+	for {
+		i := strings.IndexByte(k, 0)
+		if i < 0 {
+			b.WriteString(k)
+			return nil
+		}
+		if i+1 >= len(k) || k[i+1] != 0xff {
+			return errElem
+		}
+		b.WriteString(k[:i+1])
+		k = k[i+2:]
+	}
 }

@@ -220,8 +220,9 @@ func (l *listState) place() error {
 	l.placed = true
 	if l.waiting {
 		l.waiting = false
+		key := expr.ValueKey(l.v)
 		err := l.scan.walk(l.elems.path[0], func(e string, _ int64) bool {
-			if expr.HoldsValue(types.NewVarchar(e), l.v) {
+			if expr.HoldsKey(e, key) {
 				l.elems.v, l.elems.retract, l.elems.active = types.NewVarchar(e), true, true
 				return false
 			}
