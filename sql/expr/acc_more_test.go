@@ -389,3 +389,28 @@ func TestMoreAggErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestStringAggEdges: NUL bytes and empty strings survive the element
+// encoding, a NULL separator joins without one, and an empty string
+// still takes a separator.
+func TestStringAggEdges(t *testing.T) {
+	vals := []string{"a\x00b", "", "\x00", "c"}
+	for _, c := range []struct{ src, want string }{
+		{"STRING_AGG(s, '-')", "a\x00b--\x00-c"},
+		{"STRING_AGG(s, '-' ORDER BY s DESC)", "c-a\x00b-\x00-"},
+		{"LISTAGG(s, NULL)", "a\x00b\x00c"},
+		{"STRING_AGG(DISTINCT s, ',' ORDER BY s)", ",\x00,a\x00b,c"},
+	} {
+		spec := moreSpec(t, c.src)
+		for _, acc := range []Accumulator{spec.NewAccumulator(), spec.NewAppendAccumulator()} {
+			for _, v := range vals {
+				row := make(types.Row, len(moreSchema.Cols))
+				row[4] = types.NewVarchar(v)
+				feed(t, spec, acc.Add, row)
+			}
+			if got := acc.Result(); got.Str() != c.want {
+				t.Errorf("%s (%T) = %q, want %q", c.src, acc, got.Str(), c.want)
+			}
+		}
+	}
+}
