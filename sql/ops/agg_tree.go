@@ -203,7 +203,7 @@ type valueTree struct {
 	// prefix: v is a prefix and the change retracts the first element
 	// starting with it (resolvePrefix, agg_list.go)
 	prefix bool
-	writes  []treeWrite
+	writes []treeWrite
 }
 
 // decodeTree reads a root from the group entry (nil: an empty tree).
