@@ -90,15 +90,6 @@ func IndexToArrival(e types.Value) (types.Value, error) {
 	return types.NewVarchar(s[k:] + s[:k]), nil
 }
 
-// NextSeq returns the sequence number after an ArrivalElem's.
-func NextSeq(e types.Value) (uint64, error) {
-	s := e.Str()
-	if len(s) <= seqLen {
-		return 0, errElem
-	}
-	return binary.BigEndian.Uint64([]byte(s[:seqLen])) + 1, nil
-}
-
 // elemKey returns the key encoding of an element's value.
 func (s *AggSpec) elemKey(e string) (string, error) {
 	if s.OrderBy == nil {
