@@ -11,9 +11,10 @@ import (
 
 // listAcc is STRING_AGG, FIRST_VALUE or LAST_VALUE over any input: the
 // sorted multiset of its elements (list_elem.go). By arrival it numbers
-// the values as they come, and a retraction removes the value's oldest
-// copy (as Flink's retracting FIRST_VALUE); ordered, a retraction removes
-// its row's element. It keeps every value in its state: the aggregate
+// the values as they come; it sees values, not rows, so a retraction
+// removes the value's oldest copy (as Flink's retracting FIRST_VALUE; the
+// operator's trees remove the retracted row's own copy). Ordered, a
+// retraction removes its row's element. It keeps every value in its state: the aggregate
 // operator keeps a GROUP BY's in paged trees instead (ops/agg_list.go),
 // and uses this one where a state entry holds everything (windows).
 type listAcc struct {
@@ -38,7 +39,7 @@ func (a *listAcc) Add(v types.Value) error {
 	}
 	e := v
 	if a.spec.OrderBy == nil {
-		e = ArrivalElem(a.seq, v)
+		e = ArrivalElem(a.seq, ElemID(v, 0))
 		a.seq++
 	}
 	i, ok := a.find(e.Str())
@@ -57,8 +58,8 @@ func (a *listAcc) Retract(v types.Value) error {
 	}
 	i, ok := -1, false
 	if a.spec.OrderBy == nil {
-		key := ValueKey(v)
-		i = slices.IndexFunc(a.elems, func(x listElem) bool { return HoldsKey(x.e, key) })
+		id := ElemID(v, 0)
+		i = slices.IndexFunc(a.elems, func(x listElem) bool { return HoldsID(x.e, id) })
 		ok = i >= 0
 	} else {
 		i, ok = a.find(v.Str())

@@ -16,9 +16,9 @@ import (
 
 // moreSchema is the input of the aggregates of agg_more.go's tests.
 var moreSchema = NewSchema(
-	Column{"t", "a", types.BigInt}, Column{"t", "i", types.Int}, Column{"t", "d", types.Decimal(10, 2)},
-	Column{"t", "f", types.Double}, Column{"t", "s", types.Varchar}, Column{"t", "flag", types.Bool},
-	Column{"t", "iv", types.Interval},
+	Column{Table: "t", Name: "a", Type: types.BigInt}, Column{Table: "t", Name: "i", Type: types.Int}, Column{Table: "t", Name: "d", Type: types.Decimal(10, 2)},
+	Column{Table: "t", Name: "f", Type: types.Double}, Column{Table: "t", Name: "s", Type: types.Varchar}, Column{Table: "t", Name: "flag", Type: types.Bool},
+	Column{Table: "t", Name: "iv", Type: types.Interval}, Column{Table: "t", Name: "n", Type: types.Numeric},
 )
 
 func moreSpec(t *testing.T, src string) *AggSpec {
@@ -50,7 +50,7 @@ func moreRows(n int) []types.Row {
 			maybe(types.NewBigInt(r.Int64N(10))), maybe(types.NewInt(r.Int64N(2000) - 1000)),
 			maybe(types.NewDecimal(r.Int64N(100000)-50000, 2)), maybe(types.NewDouble(1e9 + r.Float64()*10)),
 			maybe(types.NewVarchar(string(rune('a' + r.IntN(6))))), maybe(types.NewBool(r.IntN(3) > 0)),
-			maybe(types.NewInterval(r.Int64N(100000))),
+			maybe(types.NewInterval(r.Int64N(100000))), maybe(types.NewDecimal(r.Int64N(100000)-50000, uint8(r.IntN(4)))),
 		})
 	}
 	return rows
@@ -179,6 +179,12 @@ var moreAggs = []struct {
 	{"VARIANCE(f)", func(v []types.Value, _ []types.Row) types.Value { return exactVar(v, true) }},
 	{"STDDEV_POP(f)", func(v []types.Value, _ []types.Row) types.Value { return sqrtOf(exactVar(v, false)) }},
 	{"STDDEV(i)", func(v []types.Value, _ []types.Row) types.Value { return sqrtOf(exactVar(v, true)) }},
+	{"VAR_SAMP(n)", func(v []types.Value, _ []types.Row) types.Value { return exactVar(v, true) }},
+	{"FIRST_VALUE(n)", func(v []types.Value, _ []types.Row) types.Value { return pick(v, 0) }},
+	{"LAST_VALUE(n ORDER BY a)", func(_ []types.Value, r []types.Row) types.Value {
+		v := colVals(sortedBy(r, "a", false, "n"), "n")
+		return pick(v, len(v)-1)
+	}},
 	{"STDDEV_SAMP(DISTINCT a)", func(v []types.Value, _ []types.Row) types.Value { return sqrtOf(exactVar(distinct(v), true)) }},
 	{"SUM(iv)", func(v []types.Value, _ []types.Row) types.Value {
 		if len(v) == 0 {
@@ -233,7 +239,7 @@ func sameResult(got, want types.Value) bool {
 		g, w := got.Float(), want.Float()
 		return math.Abs(g-w) <= 1e-12*math.Max(math.Abs(w), 1e-9)
 	}
-	return got.Kind() == want.Kind() && types.Equal(got, want)
+	return got.Kind() == want.Kind() && types.Equal(got, want) && got.String() == want.String()
 }
 
 // TestMoreAccumulatorsRetract adds random rows and retracts random earlier
@@ -340,7 +346,7 @@ func TestMoreAggTypes(t *testing.T) {
 		"FIRST_VALUE(ts)": "TIMESTAMP(3)", "LAST_VALUE(d ORDER BY a)": "DECIMAL(10,2)", "SUM(iv)": "INTERVAL", "AVG(iv)": "INTERVAL",
 	} {
 		e, _ := parser.ParseExpr(src)
-		sc := NewSchema(append(slices.Clone(moreSchema.Cols), Column{"t", "ts", types.Timestamp})...)
+		sc := NewSchema(append(slices.Clone(moreSchema.Cols), Column{Table: "t", Name: "ts", Type: types.Timestamp})...)
 		s, err := (&Compiler{Schema: sc}).CompileAgg(e.(*ast.FuncCall))
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)

@@ -21,7 +21,7 @@ import (
 // the sums and the shift reset.
 type varAcc struct {
 	kind      AggKind
-	scale     uint8 // decimal inputs: their type's scale
+	scale     uint8 // decimal inputs: the sums' scale (the largest seen)
 	n         int64 // non-NULL inputs
 	nonFinite int64 // NaN and ±Inf inputs among them
 	shift     dd
@@ -36,15 +36,20 @@ func newVarAcc(s *AggSpec) *varAcc {
 	return a
 }
 
-// value converts an input to double-double, exactly.
+// value converts an input to double-double at the sums' scale: exactly,
+// or within 2^-106 for a decimal below the scale.
 func (a *varAcc) value(v types.Value) (dd, bool, error) {
 	switch v.Kind() {
 	case types.KindDouble:
 		f := v.Float()
 		return dd{hi: f}, !math.IsNaN(f) && !math.IsInf(f, 0), nil
 	case types.KindDecimal:
-		u, err := types.Rescale(v.Int(), v.Scale(), a.scale)
-		return ddInt(u), true, err
+		if v.Scale() > a.scale { // an unconstrained DECIMAL's value: widen the sums
+			f := math.Pow10(int(v.Scale() - a.scale))
+			a.shift, a.sx, a.sxx = ddMulF(a.shift, f), ddMulF(a.sx, f), ddMulF(ddMulF(a.sxx, f), f)
+			a.scale = v.Scale()
+		}
+		return ddMulF(ddInt(v.Int()), math.Pow10(int(a.scale-v.Scale()))), true, nil
 	}
 	return ddInt(v.Int()), true, nil
 }
@@ -108,9 +113,10 @@ func (a *varAcc) Result() types.Value {
 func (a *varAcc) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) }
 
 // AppendBinary is MarshalBinary into b (encoding.BinaryAppender): the
-// counts, then the shift and sums only while a finite value is in.
+// scale and the counts, then the shift and sums only while a finite value
+// is in.
 func (a *varAcc) AppendBinary(b []byte) ([]byte, error) {
-	b = binary.AppendVarint(binary.AppendVarint(b, a.n), a.nonFinite)
+	b = binary.AppendVarint(binary.AppendVarint(append(b, a.scale), a.n), a.nonFinite)
 	if a.n == a.nonFinite {
 		return b, nil
 	}
@@ -123,6 +129,10 @@ func (a *varAcc) AppendBinary(b []byte) ([]byte, error) {
 func (a *varAcc) UnmarshalBinary(b []byte) error {
 	var k int
 	a.shift, a.sx, a.sxx = dd{}, dd{}, dd{}
+	if len(b) == 0 {
+		return errState
+	}
+	a.scale, b = b[0], b[1:]
 	if a.n, k = binary.Varint(b); k <= 0 {
 		return errState
 	}

@@ -16,12 +16,17 @@ import (
 //   - Ordered (ORDER BY): each key as a position byte (0 a NULL sorted
 //     first, 1 a value, 2 a NULL sorted last) then its key encoding,
 //     complemented when DESC (key encodings are prefix-free, so the
-//     complement reverses their order); then the value's key encoding and
-//     the length of the keys part in 4 bytes. AggSpec.Input returns these,
-//     so equal rows give equal elements and ties order by value.
+//     complement reverses their order); then the value and the length of
+//     the keys part in 4 bytes. AggSpec.Input returns these, so equal rows
+//     give equal elements and ties order by value.
 //   - By arrival: an 8-byte big-endian sequence number the state assigns,
-//     then the value's key encoding (ArrivalElem). IndexElem is the
-//     reverse, value then number, to find a value's oldest copy.
+//     then the value's ElemID: the value and a hash of its whole input row,
+//     so that a retraction removes its own row's copy (the oldest of
+//     identical rows). IndexElem is the reverse, ElemID then number, to
+//     find that copy.
+//
+// A value is its key encoding and one byte, a decimal's scale (0xff for
+// other kinds), which the canonical key encoding drops: 1.50 stays 1.50.
 
 // errElem reports an element that does not decode.
 var errElem = errors.New("corrupt aggregate list element")
@@ -58,27 +63,39 @@ func (s *AggSpec) orderedElem(row types.Row, v types.Value) (types.Value, error)
 		buf = appendSortKey(buf, kv, k.Desc, k.NullsFirst)
 	}
 	n := len(buf)
-	buf = types.AppendKey(buf, v)
+	buf = appendElemValue(buf, v)
 	buf = binary.BigEndian.AppendUint32(buf, uint32(n))
 	return types.NewVarchar(string(buf)), nil
 }
 
-// ArrivalElem is the element of the seq-th value (v) of an aggregate
-// ordered by arrival.
-func ArrivalElem(seq uint64, v types.Value) types.Value {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 24), seq)
-	return types.NewVarchar(string(types.AppendKey(b, v)))
+const hashLen = 8 // bytes of an ElemID's row hash
+
+// ElemID identifies value v of an input row whose types.HashRow is
+// rowHash (0 where the row is not known: the copies of a value are then
+// alike) in a list by arrival.
+func ElemID(v types.Value, rowHash uint64) string {
+	b := appendElemValue(make([]byte, 0, 24), v)
+	return string(binary.BigEndian.AppendUint64(b, rowHash))
 }
 
-// IndexElem is ArrivalElem(seq, v) with the value first, for an index that
-// finds a value's copies in arrival order.
-func IndexElem(v types.Value, seq uint64) types.Value {
-	b := types.AppendKey(make([]byte, 0, 24), v)
-	return types.NewVarchar(string(binary.BigEndian.AppendUint64(b, seq)))
+// ArrivalElem is the element of the seq-th value, identified by id, of
+// an aggregate ordered by arrival.
+func ArrivalElem(seq uint64, id string) types.Value {
+	return types.NewVarchar(string(binary.BigEndian.AppendUint64(make([]byte, 0, 32), seq)) + id)
 }
 
-// IndexPrefix is the prefix every IndexElem of v starts with (and no other).
-func IndexPrefix(v types.Value) types.Value { return types.NewVarchar(string(types.AppendKey(nil, v))) }
+// IndexElem is ArrivalElem(seq, id) with the id first, for an index that
+// finds an id's copies in arrival order.
+func IndexElem(id string, seq uint64) types.Value {
+	return types.NewVarchar(id + string(binary.BigEndian.AppendUint64(nil, seq)))
+}
+
+// IndexPrefix is the prefix every IndexElem of id starts with (and no
+// other: ids are prefix-free).
+func IndexPrefix(id string) types.Value { return types.NewVarchar(id) }
+
+// HoldsID reports whether arrival element e is a copy of id.
+func HoldsID(e, id string) bool { return len(e) > seqLen && e[seqLen:] == id }
 
 // IndexToArrival turns an IndexElem into its ArrivalElem.
 func IndexToArrival(e types.Value) (types.Value, error) {
@@ -90,19 +107,28 @@ func IndexToArrival(e types.Value) (types.Value, error) {
 	return types.NewVarchar(s[k:] + s[:k]), nil
 }
 
-// elemKey returns the key encoding of an element's value.
+// appendElemValue appends v as elements hold it.
+func appendElemValue(dst []byte, v types.Value) []byte {
+	dst = types.AppendKey(dst, v)
+	if v.Kind() == types.KindDecimal {
+		return append(dst, v.Scale())
+	}
+	return append(dst, 0xff)
+}
+
+// elemKey returns the value part of an element (key encoding and scale).
 func (s *AggSpec) elemKey(e string) (string, error) {
 	if s.OrderBy == nil {
-		if len(e) <= seqLen {
+		if len(e) < seqLen+2+hashLen {
 			return "", errElem
 		}
-		return e[seqLen:], nil
+		return e[seqLen : len(e)-hashLen], nil
 	}
 	if len(e) < 5 {
 		return "", errElem
 	}
 	n := int(binary.BigEndian.Uint32([]byte(e[len(e)-4:])))
-	if n >= len(e)-4 {
+	if n >= len(e)-5 {
 		return "", errElem
 	}
 	return e[n : len(e)-4], nil
@@ -114,19 +140,20 @@ func (s *AggSpec) ElemValue(e types.Value) (types.Value, error) {
 	if err != nil {
 		return types.NullValue, err
 	}
-	r, err := types.DecodeKey([]byte(k), []types.Type{s.Arg.Type()})
-	if err != nil {
-		return types.NullValue, err
+	r, err := types.DecodeKey([]byte(k[:len(k)-1]), []types.Type{s.Arg.Type()})
+	if err != nil || len(r) != 1 {
+		return types.NullValue, errElem
 	}
-	return r[0], nil
+	v := r[0]
+	if sc := k[len(k)-1]; v.Kind() == types.KindDecimal && sc != 0xff && sc != v.Scale() {
+		u, err := types.Rescale(v.Int(), v.Scale(), sc)
+		if err != nil {
+			return types.NullValue, err
+		}
+		v = types.NewDecimal(u, sc)
+	}
+	return v, nil
 }
-
-// ValueKey is the key encoding of v, as list elements hold it.
-func ValueKey(v types.Value) string { return string(types.AppendKey(nil, v)) }
-
-// HoldsKey reports whether arrival element e is a copy of the value whose
-// ValueKey is key.
-func HoldsKey(e, key string) bool { return len(e) > seqLen && e[seqLen:] == key }
 
 // ElemWalk calls yield with each element of a list in order and its
 // multiplicity, until yield returns false.
@@ -155,6 +182,7 @@ func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 			bad = err
 			return false
 		}
+		k = k[:len(k)-1] // a VARCHAR: no scale
 		if s.Distinct {
 			if seen[k] {
 				return true

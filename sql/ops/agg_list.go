@@ -22,14 +22,15 @@ import (
 //     the root's extreme.
 //   - FIRST_VALUE / LAST_VALUE by arrival over a retracting input: the
 //     group entry numbers the values as they come; a tree of arrival
-//     elements (number, value) whose extreme is the result, and an index
-//     tree of (value, number) under a tag of its own. A retraction finds
-//     its value's oldest copy in the index (the first element at or after
-//     the value's prefix), then removes it from both (modeList).
+//     elements (number, value and row hash) whose extreme is the result,
+//     and an index tree of (value and row hash, number) under a tag of its
+//     own. A retraction finds its row's oldest copy in the index (the
+//     first element at or after its prefix), then removes it from both
+//     (modeList).
 //   - STRING_AGG with ORDER BY, or by arrival over a retracting input: a
 //     tree of the elements, read whole (every page, one batched read per
 //     level) since the result is all of them; a retraction by arrival
-//     removes the value's oldest copy found there (modeList).
+//     removes its row's oldest copy found there (modeList).
 //
 // A row thus reads O(log n) pages for FIRST/LAST_VALUE and every page for
 // STRING_AGG (as Flink's ListAggWithRetract and RisingWave's
@@ -71,9 +72,9 @@ type listState struct {
 	elems   *valueTree // the elements
 	index   *valueTree // FIRST/LAST_VALUE by arrival: (value, number)
 	scan    *treeScan  // STRING_AGG: every page of elems
-	v       types.Value
-	waiting bool // a retraction by arrival: its element is not known yet
-	placed  bool // scan: the change's path was walked from the pages
+	id      string     // by arrival: the record's expr.ElemID
+	waiting bool       // a retraction by arrival: its element is not known yet
+	placed  bool       // scan: the change's path was walked from the pages
 }
 
 // decodeList reads a modeList aggregate's part of the group entry (nil:
@@ -134,18 +135,20 @@ func (a *Aggregate) prepareList(r *aggRec, i int, active bool) error {
 		return nil
 	}
 	v := r.vals[i]
-	l.v = v
-	switch {
-	case !l.spec.ByArrival():
+	if !l.spec.ByArrival() {
 		l.elems.v, l.elems.retract, l.elems.active = v, r.retract, true
+		return nil
+	}
+	l.id = expr.ElemID(v, types.HashRow(r.row, 0))
+	switch {
 	case !r.retract:
-		l.elems.v, l.elems.active = expr.ArrivalElem(l.seq, v), true
+		l.elems.v, l.elems.active = expr.ArrivalElem(l.seq, l.id), true
 		if l.index != nil {
-			l.index.v, l.index.active = expr.IndexElem(v, l.seq), true
+			l.index.v, l.index.active = expr.IndexElem(l.id, l.seq), true
 		}
 		l.seq++
 	case l.index != nil:
-		l.index.v, l.index.retract, l.index.active, l.index.prefix = expr.IndexPrefix(v), true, true, true
+		l.index.v, l.index.retract, l.index.active, l.index.prefix = expr.IndexPrefix(l.id), true, true, true
 		l.waiting = true
 	default:
 		l.waiting = true // the scan finds the oldest copy
@@ -212,7 +215,7 @@ func (l *listState) visit(rd aggRead, val []byte, found bool) error {
 }
 
 // place, once a scan has read every page, finds a retraction's element
-// (its value's oldest copy) and walks the change's path from the pages.
+// (its row's oldest copy) and walks the change's path from the pages.
 func (l *listState) place() error {
 	if l.placed {
 		return nil
@@ -220,9 +223,8 @@ func (l *listState) place() error {
 	l.placed = true
 	if l.waiting {
 		l.waiting = false
-		key := expr.ValueKey(l.v)
 		err := l.scan.walk(l.elems.path[0], func(e string, _ int64) bool {
-			if expr.HoldsKey(e, key) {
+			if expr.HoldsID(e, l.id) {
 				l.elems.v, l.elems.retract, l.elems.active = types.NewVarchar(e), true, true
 				return false
 			}
