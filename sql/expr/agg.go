@@ -28,7 +28,7 @@ const (
 
 var aggKinds = map[string]AggKind{"COUNT": AggCount, "SUM": AggSum, "MIN": AggMin, "MAX": AggMax, "AVG": AggAvg,
 	"BOOL_AND": AggBoolAnd, "EVERY": AggBoolAnd, "BOOL_OR": AggBoolOr,
-	"VAR_POP": AggVarPop, "VAR_SAMP": AggVarSamp, "VARIANCE": AggVarSamp,
+	"VAR_POP": AggVarPop, "VAR_SAMP": AggVarSamp, "VARIANCE": AggVarSamp, "VAR": AggVarSamp,
 	"STDDEV_POP": AggStddevPop, "STDDEV_SAMP": AggStddevSamp, "STDDEV": AggStddevSamp,
 	"STRING_AGG": AggStringAgg, "LISTAGG": AggStringAgg, "FIRST_VALUE": AggFirstValue, "LAST_VALUE": AggLastValue}
 
