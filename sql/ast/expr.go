@@ -154,13 +154,16 @@ type Index struct {
 }
 
 // FuncCall is a function or aggregate call. Name is upper case. Star is
-// COUNT(*). Filter is "FILTER (WHERE ...)". Over is a window specification.
+// COUNT(*). OrderBy is an ordered aggregate's "agg(x ORDER BY y)" (also
+// written "WITHIN GROUP (ORDER BY y)"). Filter is "FILTER (WHERE ...)".
+// Over is a window specification.
 type FuncCall struct {
 	At       Pos
 	Name     string
 	Args     []Expr
 	Star     bool
 	Distinct bool
+	OrderBy  []OrderItem
 	Filter   Expr
 	Over     *WindowSpec
 }

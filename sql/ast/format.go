@@ -225,6 +225,10 @@ func (p *printer) call(e *FuncCall) {
 		p.WriteString("*")
 	}
 	p.exprs(e.Args)
+	if len(e.OrderBy) > 0 {
+		p.WriteString(" ORDER BY ")
+		p.orderBy(e.OrderBy)
+	}
 	p.WriteString(")")
 	if e.Filter != nil {
 		p.WriteString(" FILTER (WHERE ")

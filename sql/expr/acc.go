@@ -128,6 +128,8 @@ func (a *sumAcc) Result() types.Value {
 		return types.NewDouble(a.f)
 	case a.typ.Kind == types.KindDecimal:
 		return types.NewDecimal(a.i, a.sumScale())
+	case a.typ.Kind == types.KindInterval:
+		return types.NewInterval(a.i)
 	}
 	return types.NewBigInt(a.i)
 }
@@ -186,6 +188,9 @@ func (a *avgAcc) UnmarshalBinary(b []byte) error        { return a.sum.Unmarshal
 func (a *avgAcc) Result() types.Value {
 	if a.sum.n <= 0 {
 		return types.NullValue
+	}
+	if a.sum.typ.Kind == types.KindInterval {
+		return types.NewInterval(avgMillis(a.sum.i, a.sum.n))
 	}
 	return types.NewDouble(a.sum.float() / float64(a.sum.n))
 }

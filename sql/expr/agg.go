@@ -15,9 +15,22 @@ const (
 	AggMin
 	AggMax
 	AggAvg
+	AggBoolAnd    // BOOL_AND, EVERY
+	AggBoolOr     // BOOL_OR
+	AggVarPop     // VAR_POP
+	AggVarSamp    // VAR_SAMP, VARIANCE
+	AggStddevPop  // STDDEV_POP
+	AggStddevSamp // STDDEV_SAMP, STDDEV
+	AggStringAgg  // STRING_AGG(x, sep), LISTAGG(x [, sep])
+	AggFirstValue // FIRST_VALUE(x [ORDER BY ...]): by arrival without ORDER BY
+	AggLastValue  // LAST_VALUE(x [ORDER BY ...])
 )
 
-var aggKinds = map[string]AggKind{"COUNT": AggCount, "SUM": AggSum, "MIN": AggMin, "MAX": AggMax, "AVG": AggAvg}
+var aggKinds = map[string]AggKind{"COUNT": AggCount, "SUM": AggSum, "MIN": AggMin, "MAX": AggMax, "AVG": AggAvg,
+	"BOOL_AND": AggBoolAnd, "EVERY": AggBoolAnd, "BOOL_OR": AggBoolOr,
+	"VAR_POP": AggVarPop, "VAR_SAMP": AggVarSamp, "VARIANCE": AggVarSamp, "VAR": AggVarSamp,
+	"STDDEV_POP": AggStddevPop, "STDDEV_SAMP": AggStddevSamp, "STDDEV": AggStddevSamp,
+	"STRING_AGG": AggStringAgg, "LISTAGG": AggStringAgg, "FIRST_VALUE": AggFirstValue, "LAST_VALUE": AggLastValue}
 
 // AggSpec describes one aggregate call for the planner: what to feed the
 // accumulator and what it returns.
@@ -29,6 +42,15 @@ type AggSpec struct {
 	Filter   Expr // nil without FILTER (WHERE ...)
 	Type     types.Type
 	Call     *ast.FuncCall
+	// OrderBy orders an ordered aggregate's values (STRING_AGG, FIRST_VALUE
+	// and LAST_VALUE with ORDER BY); Input then returns list elements
+	// (list_elem.go). Nil otherwise (ORDER BY is ignored where it cannot
+	// change the result, as in PostgreSQL).
+	OrderBy []OrderKey
+	// Sep is STRING_AGG's separator; SepNull says it is NULL (no
+	// separator, as PostgreSQL).
+	Sep     string
+	SepNull bool
 }
 
 // CompileAgg compiles an aggregate call against the aggregation's input
@@ -36,6 +58,9 @@ type AggSpec struct {
 // the input scale (unconstrained: the largest scale summed), DOUBLE for
 // DOUBLE; MIN/MAX the input type; AVG DOUBLE.
 func (c *Compiler) CompileAgg(call *ast.FuncCall) (*AggSpec, error) {
+	if why, ok := unsupportedAggs[call.Name]; ok {
+		return nil, ast.Errorf(call.At, "%s is not supported yet (%s)", call.Name, why)
+	}
 	kind, ok := aggKinds[call.Name]
 	if !ok {
 		return nil, ast.Errorf(call.At, "%s is not an aggregate function", call.Name)
@@ -44,8 +69,8 @@ func (c *Compiler) CompileAgg(call *ast.FuncCall) (*AggSpec, error) {
 		return nil, ast.Errorf(call.At, "%s OVER (...) is a window aggregate, not a group aggregate", call.Name)
 	}
 	spec := &AggSpec{Kind: kind, Star: call.Star, Distinct: call.Distinct, Call: call}
-	if call.Star != (kind == AggCount && len(call.Args) == 0) || (!call.Star && len(call.Args) != 1) {
-		return nil, ast.Errorf(call.At, "%s takes exactly one argument%s", call.Name, map[bool]string{true: " or *"}[kind == AggCount])
+	if err := aggArity(call, kind); err != nil {
+		return nil, err
 	}
 	if !call.Star {
 		arg, err := c.noAggs(call.Args[0])
@@ -53,6 +78,9 @@ func (c *Compiler) CompileAgg(call *ast.FuncCall) (*AggSpec, error) {
 			return nil, err
 		}
 		spec.Arg = arg
+	}
+	if err := c.compileAggExtras(spec); err != nil {
+		return nil, err
 	}
 	if call.Filter != nil {
 		f, err := c.predicate(call.Filter)
@@ -79,6 +107,12 @@ func aggResultType(call *ast.FuncCall, kind AggKind, arg Expr) (types.Type, erro
 		return types.BigInt, nil
 	}
 	t := arg.Type()
+	if kind > AggAvg {
+		return moreResultType(call, kind, t)
+	}
+	if t.Kind == types.KindInterval && (kind == AggSum || kind == AggAvg) {
+		return types.Interval, nil // PostgreSQL: SUM and AVG of INTERVAL are INTERVALs
+	}
 	switch kind {
 	case AggMin, AggMax:
 		return t, nil
@@ -115,11 +149,18 @@ func (s *AggSpec) Input(row types.Row) (v types.Value, include bool, err error) 
 		return types.NewBool(true), true, nil
 	}
 	v, err = s.Arg.Eval(row)
+	if err == nil && s.OrderBy != nil && !v.IsNull() {
+		v, err = s.orderedElem(row, v)
+	}
 	return v, err == nil, err
 }
 
-// NewAccumulator returns an empty accumulator for the spec.
+// NewAccumulator returns an empty accumulator for the spec, retractable
+// whatever its input.
 func (s *AggSpec) NewAccumulator() Accumulator {
+	if s.Kind > AggAvg {
+		return s.newMoreAccumulator()
+	}
 	var a Accumulator
 	switch s.Kind {
 	case AggCount:

@@ -41,8 +41,13 @@ var plannedFuncs = map[string]string{
 	"SESSION_START": "group window", "SESSION_END": "group window", "SESSION_ROWTIME": "group window",
 }
 
-// IsAggregate reports whether name (upper case) is an aggregate function.
-func IsAggregate(name string) bool { _, ok := aggKinds[name]; return ok }
+// IsAggregate reports whether name (upper case) is an aggregate function
+// (ARRAY_AGG too, which CompileAgg refuses as not supported yet).
+func IsAggregate(name string) bool {
+	_, ok := aggKinds[name]
+	_, later := unsupportedAggs[name]
+	return ok || later
+}
 
 // IsPlanned reports whether name is a window or group-window function the
 // planner must replace (via Compiler.Substitutes) before compilation.
@@ -52,14 +57,17 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 	if e.Over != nil {
 		return nil, ast.Errorf(e.At, "window function %s is not allowed here", e.Name)
 	}
+	if why, ok := unsupportedAggs[e.Name]; ok {
+		return nil, ast.Errorf(e.At, "%s is not supported yet (%s)", e.Name, why)
+	}
 	if IsAggregate(e.Name) {
 		return nil, ast.Errorf(e.At, "aggregate function %s is not allowed here", e.Name)
 	}
 	if kind, ok := plannedFuncs[e.Name]; ok {
 		return nil, ast.Errorf(e.At, "%s function %s is not allowed here", kind, e.Name)
 	}
-	if e.Distinct || e.Star || e.Filter != nil {
-		return nil, ast.Errorf(e.At, "DISTINCT, * and FILTER apply only to aggregate functions, not %s", e.Name)
+	if e.Distinct || e.Star || e.Filter != nil || len(e.OrderBy) > 0 {
+		return nil, ast.Errorf(e.At, "DISTINCT, *, ORDER BY and FILTER apply only to aggregate functions, not %s", e.Name)
 	}
 	if n, ok, err := nowCall(e); ok {
 		return n, err

@@ -109,9 +109,14 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 		if a.cfg.AppendOnly && !s.Distinct && extreme {
 			a.accs[i] = newExtreme(s)
 		}
+		if a.cfg.AppendOnly && s.IsList() {
+			a.accs[i] = s.NewAppendAccumulator()
+		}
 		plain := *s
 		plain.Distinct = false // MIN/MAX(DISTINCT x) is MIN/MAX(x)
 		switch {
+		case s.IsList():
+			a.modes[i], a.gaccs[i] = listMode(s, a.cfg.AppendOnly)
 		case extreme && a.cfg.AppendOnly:
 			a.gaccs[i] = newExtreme(s)
 		case extreme:
@@ -312,7 +317,7 @@ func (a *Aggregate) appendGroupEntry(val []byte, r *aggRec, n int64) ([]byte, er
 		val = append(val, 0)
 		var err error
 		if acc == nil {
-			val = r.trees[i].appendRoot(val)
+			val = a.appendSplitRoot(val, r, i)
 		} else if val, err = appendAcc(val, acc); err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -342,7 +347,11 @@ func (a *Aggregate) resultInto(dst types.Row, r *aggRec) (types.Row, error) {
 	}
 	for i, acc := range a.gaccs {
 		if acc == nil {
-			out[len(a.cfg.GroupBy)+i] = r.trees[i].result()
+			v, err := a.splitResult(r, i)
+			if err != nil {
+				return nil, err
+			}
+			out[len(a.cfg.GroupBy)+i] = v
 		} else {
 			out[len(a.cfg.GroupBy)+i] = acc.Result()
 		}
@@ -452,6 +461,7 @@ func (a *Aggregate) finish(r *aggRec) error {
 			a.nodes.put(t)
 		}
 	}
+	a.recycleLists(r)
 	return nil
 }
 

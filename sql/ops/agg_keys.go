@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"clink/sql/expr"
 	"clink/sql/types"
 	"clink/state"
 )
@@ -35,6 +34,7 @@ const (
 	modeInline   aggMode = iota // its accumulator in the group entry
 	modeDistinct                // plain accumulator in the entry, value counts in own entries
 	modeTree                    // MIN/MAX value tree, root in the entry
+	modeList                    // list aggregate trees, roots in the entry (agg_list.go)
 )
 
 // aggSubKey appends the unsalted key of an aggregate's own entries: the
@@ -75,6 +75,8 @@ func treeKey(key []byte, agg int, salt uint64) []byte {
 type aggRead struct {
 	agg  int
 	tree bool
+	list byte   // a list aggregate's page: its tag (agg_list.go)
+	salt uint64 // a list scan's page
 }
 
 // aggRec is one record's update of its group while it reads the group's
@@ -91,13 +93,14 @@ type aggRec struct {
 	dkeys   [][]byte // distinct aggregates: the value's count key
 	dcount  []int64
 	trees   []*valueTree
+	lists   []*listState
 }
 
 // prepare evaluates the row's aggregate inputs, decodes the trees' roots
 // and returns the first round of reads.
 func (a *Aggregate) prepare(r *aggRec) ([][]byte, []aggRead, error) {
 	na := len(a.cfg.Aggs)
-	r.vals, r.inc, r.trees = resize(r.vals, na), resize(r.inc, na), resize(r.trees, na)
+	r.vals, r.inc, r.trees, r.lists = resize(r.vals, na), resize(r.inc, na), resize(r.trees, na), resize(r.lists, na)
 	var keys [][]byte
 	var reads []aggRead
 	for i, s := range a.cfg.Aggs {
@@ -119,8 +122,16 @@ func (a *Aggregate) prepare(r *aggRec) ([][]byte, []aggRead, error) {
 			}
 			r.dkeys[i] = a.distinctKey(r.key, i, r.vals[i])
 			keys, reads = append(keys, r.dkeys[i]), append(reads, aggRead{agg: i})
+		case modeList:
+			if err := a.prepareList(r, i, active); err != nil {
+				return nil, nil, err
+			}
+			var err error
+			if keys, reads, err = a.listWants(r, i, keys, reads); err != nil {
+				return nil, nil, err
+			}
 		case modeTree:
-			t, err := decodeTree(r.part(i), s.Kind == expr.AggMax, &a.nodes)
+			t, err := decodeTree(r.part(i), treeMax(s), &a.nodes)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -167,7 +178,7 @@ func (r *aggRec) detach() *aggRec {
 			d.parts[i] = bytes.Clone(p)
 		}
 	}
-	d.vals, d.inc, d.trees = slices.Clone(r.vals), slices.Clone(r.inc), slices.Clone(r.trees)
+	d.vals, d.inc, d.trees, d.lists = slices.Clone(r.vals), slices.Clone(r.inc), slices.Clone(r.trees), slices.Clone(r.lists)
 	return &d
 }
 
@@ -176,6 +187,12 @@ func (r *aggRec) detach() *aggRec {
 func (a *Aggregate) round(r *aggRec, keys [][]byte, reads []aggRead) error {
 	return a.fetch(keys, func(lks []state.Lookup) error {
 		for j, rd := range reads {
+			if rd.list != 0 {
+				if err := r.lists[rd.agg].visit(rd, lks[j].Value, lks[j].Found); err != nil {
+					return fmt.Errorf("%s: %w", a.name, err)
+				}
+				continue
+			}
 			if rd.tree {
 				if err := r.trees[rd.agg].visit(lks[j].Value, lks[j].Found); err != nil {
 					return fmt.Errorf("%s: %w", a.name, err)
@@ -203,6 +220,15 @@ func (a *Aggregate) round(r *aggRec, keys [][]byte, reads []aggRead) error {
 				keys, reads = append(keys, treeKey(r.key, i, salt)), append(reads, aggRead{agg: i, tree: true})
 			}
 		}
+		for i, l := range r.lists {
+			if l == nil {
+				continue
+			}
+			var err error
+			if keys, reads, err = a.listWants(r, i, keys, reads); err != nil {
+				return fmt.Errorf("%s: %w", a.name, err)
+			}
+		}
 		if len(keys) > 0 {
 			return a.round(r, keys, reads)
 		}
@@ -212,9 +238,15 @@ func (a *Aggregate) round(r *aggRec, keys [][]byte, reads []aggRead) error {
 
 // allocPage names a new page of tree t of the record's group.
 func (a *Aggregate) allocPage(key []byte, agg int) func(t *valueTree) uint64 {
+	return a.allocPageTag(key, 'T', agg)
+}
+
+// allocPageTag is allocPage for the tree with tag (agg_list.go's index
+// has its own).
+func (a *Aggregate) allocPageTag(key []byte, tag byte, agg int) func(t *valueTree) uint64 {
 	return func(t *valueTree) uint64 {
 		salt := saltInGroup(a.seed, key, t.next, func(dst []byte, salt uint64) []byte {
-			return binary.AppendUvarint(aggSubKey(dst, key, 'T', agg), salt)
+			return binary.AppendUvarint(aggSubKey(dst, key, tag, agg), salt)
 		})
 		t.next = salt + 1
 		return salt
@@ -250,6 +282,8 @@ func (a *Aggregate) applySplit(r *aggRec, i int) error {
 			val = binary.AppendVarint(nil, c)
 		}
 		return a.put(r.dkeys[i], val)
+	case modeList:
+		return a.applyList(r, i)
 	case modeTree:
 		t := r.trees[i]
 		t.apply(a.allocPage(r.key, i))

@@ -18,7 +18,7 @@ func newAgg(t testing.TB, groupBy string, aggs ...string) *Aggregate {
 	t.Helper()
 	cfg := AggregateConfig{Name: "agg", HashSeed: 9}
 	sc := expr.NewSchema(expr.Column{Table: "t", Name: "k", Type: types.BigInt},
-		expr.Column{Table: "t", Name: "v", Type: types.BigInt})
+		expr.Column{Table: "t", Name: "v", Type: types.BigInt}, expr.Column{Table: "t", Name: "w", Type: types.BigInt})
 	if groupBy != "" {
 		for _, g := range strings.Split(groupBy, ",") {
 			e, err := parser.ParseExpr(g)

@@ -200,7 +200,10 @@ type valueTree struct {
 	retract bool
 	active  bool
 	absent  bool // a retraction of a value the tree does not hold
-	writes  []treeWrite
+	// prefix: v is a prefix and the change retracts the first element
+	// starting with it (resolvePrefix, agg_list.go)
+	prefix bool
+	writes []treeWrite
 }
 
 // decodeTree reads a root from the group entry (nil: an empty tree).
@@ -260,8 +263,12 @@ func (t *valueTree) want() (uint64, bool, error) {
 		return 0, false, errAggState
 	}
 	c := sort.Search(len(n.kids), func(i int) bool { return types.CompareTotal(t.v, n.kids[i].hi) <= 0 })
+	if t.prefix && c == len(n.kids) {
+		t.absent = true // no element at or above the prefix
+		return 0, false, nil
+	}
 	c = min(c, len(n.kids)-1)
-	if t.retract && (types.CompareTotal(t.v, n.kids[c].lo) < 0 || types.CompareTotal(t.v, n.kids[c].hi) > 0) {
+	if t.retract && !t.prefix && (types.CompareTotal(t.v, n.kids[c].lo) < 0 || types.CompareTotal(t.v, n.kids[c].hi) > 0) {
 		t.absent = true
 		return 0, false, nil
 	}
@@ -280,9 +287,14 @@ func (t *valueTree) visit(val []byte, found bool) error {
 	if err != nil {
 		return err
 	}
+	t.push(salt, n)
+	return nil
+}
+
+// push adds page n (named salt) to the path.
+func (t *valueTree) push(salt uint64, n *treeNode) {
 	n.salt = salt
 	t.path = append(t.path, n)
-	return nil
 }
 
 // apply changes the value's multiplicity in its leaf, then splits full

@@ -52,13 +52,28 @@ func (p *parser) call(t token) ast.Expr {
 			p.acceptKw("ALL")
 		}
 		fc.Args = p.exprList()
+		if p.acceptKw("ORDER", "BY") {
+			fc.OrderBy = p.orderItems()
+		}
 	}
 	p.expectOp(")")
 	return p.finishCall(fc)
 }
 
-// finishCall parses the optional FILTER (WHERE ...) and OVER (...) clauses.
+// finishCall parses the optional WITHIN GROUP (ORDER BY ...), FILTER
+// (WHERE ...) and OVER (...) clauses.
 func (p *parser) finishCall(fc *ast.FuncCall) ast.Expr {
+	if p.isKw("WITHIN") && p.isKwAt(1, "GROUP") && p.peekN(2).val == "(" {
+		t := p.tok()
+		p.i += 3
+		p.expectKw("ORDER", "BY")
+		items := p.orderItems()
+		p.expectOp(")")
+		if len(fc.OrderBy) > 0 {
+			p.errorAt(t.pos, "ORDER BY given twice: inside the call and in WITHIN GROUP")
+		}
+		fc.OrderBy = items
+	}
 	if p.isKw("FILTER") && p.peekN(1).val == "(" {
 		p.i += 2
 		p.expectKw("WHERE")

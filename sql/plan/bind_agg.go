@@ -95,6 +95,9 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	if agg, err = b.windowAgg(agg, n, groupBy); err != nil {
 		return nil, nil, err
 	}
+	if err := sessionArrivalAggs(agg); err != nil {
+		return nil, nil, err
+	}
 	if s.Having == nil {
 		return agg, subst, nil
 	}
@@ -126,4 +129,19 @@ func groupByHint(err error, _ ast.Expr, subst map[string]int) error {
 	}
 	name := strings.TrimPrefix(ae.Msg, "unknown column ")
 	return errorf(ae.Pos, "column %s must appear in the GROUP BY clause or be used in an aggregate function", name)
+}
+
+// sessionArrivalAggs refuses list aggregates by arrival over a SESSION
+// window: merged sessions keep their rows session by session, not in
+// arrival order.
+func sessionArrivalAggs(agg *Node) error {
+	if agg.Op != OpSessionAgg {
+		return nil
+	}
+	for _, s := range agg.Aggs {
+		if s.ByArrival() {
+			return errorf(s.Call.At, "%s without ORDER BY is not supported over a SESSION window (merged sessions have no arrival order): add ORDER BY, e.g. ORDER BY the time column", s.Call.Name)
+		}
+	}
+	return nil
 }

@@ -62,7 +62,7 @@ func unsupportedItem(e ast.Expr) error {
 			err = unsupported(x)
 		case *ast.FuncCall:
 			call := *x
-			call.Args, call.Filter, call.Over = nil, nil, nil
+			call.Args, call.OrderBy, call.Filter, call.Over = nil, nil, nil, nil
 			err = unsupported(&call)
 		}
 		return err == nil
@@ -207,6 +207,9 @@ func overSpec(w *ast.WindowSpec, n *Node, subst map[string]int) (*OverInfo, erro
 // overCall compiles one OVER call and returns its result type.
 func overCall(c *expr.Compiler, call *ast.FuncCall) (ops.OverCall, types.Type, error) {
 	var oc ops.OverCall
+	if len(call.OrderBy) > 0 {
+		return oc, types.Type{}, errorf(call.OrderBy[0].At, "ORDER BY inside %s(...) is not allowed with OVER: order the window in OVER (ORDER BY ...)", call.Name)
+	}
 	plain := *call
 	plain.Over = nil
 	nargs := func(lo, hi int) error {

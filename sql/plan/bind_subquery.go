@@ -166,7 +166,7 @@ func unsupportedBesideScalars(c ast.Expr) error {
 			return false
 		case *ast.FuncCall:
 			call := *x
-			call.Args, call.Filter = nil, nil
+			call.Args, call.OrderBy, call.Filter = nil, nil, nil
 			err = unsupported(&call)
 		}
 		return err == nil

@@ -48,6 +48,9 @@ func TestBindErrors(t *testing.T) {
 		{"SELECT k FROM t ORDER BY 3", "ORDER BY position 3 is not in the select list", 0},
 		{"SELECT k FROM t LIMIT -1", "", 0},
 		{"SELECT s + 1 FROM t", "", 0},
+		{"SELECT FIRST_VALUE(v ORDER BY k) OVER (PARTITION BY s ORDER BY k) FROM t", "ORDER BY inside FIRST_VALUE(...) is not allowed with OVER", 31},
+		{"SELECT k, STRING_AGG(s, ',' ORDER BY COUNT(*)) FROM t GROUP BY k", "aggregate function COUNT is not allowed here", 38},
+		{"SELECT k FROM t WHERE BOOL_OR(v > 1)", "aggregate function BOOL_OR is not allowed here", 23},
 	}
 	c := testCatalog(t)
 	for _, tc := range cases {

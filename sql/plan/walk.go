@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"clink/sql/ast"
+	"clink/sql/expr"
 	"clink/sql/types"
 )
 
@@ -55,6 +56,9 @@ func walk(e ast.Expr, f func(ast.Expr) bool) {
 		for _, a := range e.Args {
 			walk(a, f)
 		}
+		for _, o := range e.OrderBy {
+			walk(o.Expr, f)
+		}
 		walk(e.Filter, f)
 	}
 }
@@ -96,11 +100,7 @@ func isAggregate(f *ast.FuncCall) bool {
 	if f.Over != nil {
 		return false
 	}
-	switch strings.ToUpper(f.Name) {
-	case "COUNT", "SUM", "MIN", "MAX", "AVG":
-		return true
-	}
-	return false
+	return expr.IsAggregate(strings.ToUpper(f.Name))
 }
 
 // aggCalls returns the distinct aggregate calls in e, in order.

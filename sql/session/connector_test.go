@@ -79,6 +79,8 @@ SELECT * FROM TUMBLE(t, a, INTERVAL '1' SECOND);`},
 		{"err_intersect", `CREATE TABLE t (a INT);
 SELECT a FROM t INTERSECT SELECT a, a FROM t;`},
 		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'kafka');`},
+		{"err_array_agg", `CREATE TABLE t (a INT, b VARCHAR);
+SELECT b, STRING_AGG(b, ',' ORDER BY a), ARRAY_AGG(a) FROM t GROUP BY b;`},
 		{"err_nexmark", `CREATE TABLE bid (auction BIGINT, nope INT) WITH (connector = 'nexmark');`},
 		{"explain", `CREATE TABLE a (id BIGINT, cat BIGINT) WITH (connector = 'values');
 CREATE TABLE b (auction BIGINT, price BIGINT) WITH (connector = 'values');

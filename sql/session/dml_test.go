@@ -101,8 +101,14 @@ func TestDMLRetractionsDifferential(t *testing.T) {
 // as the oracle's) and whether its changelog retracted anything.
 func dmlRun(t *testing.T, v variant, q string) ([]string, bool) {
 	t.Helper()
+	return dmlRunSteps(t, v, dmlDDL, dmlSteps(), q)
+}
+
+// dmlRunSteps is dmlRun over tables ddl and script steps.
+func dmlRunSteps(t *testing.T, v variant, ddl string, steps []string, q string) ([]string, bool) {
+	t.Helper()
 	ctx := context.Background()
-	s := sessionWith(t, v, dmlDDL)
+	s := sessionWith(t, v, ddl)
 	h, err := s.Query(ctx, q)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +116,7 @@ func dmlRun(t *testing.T, v variant, q string) ([]string, bool) {
 	defer h.Close()
 	retracts := false
 	var ckpt []int64
-	for _, st := range dmlSteps() {
+	for _, st := range steps {
 		switch st {
 		case "run":
 			run(t, h)
