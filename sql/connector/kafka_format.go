@@ -72,8 +72,9 @@ func (d *kafkaDecoder) bad(r *kgo.Record, err error) error {
 // kafkaEncoder turns a change into a message: format json (inserts only),
 // debezium-json (Flink's envelope: +I and +U are op "c" with after, -U
 // and -D op "d" with before), or upsert-kafka (key: the PRIMARY KEY
-// columns as a JSON object; value: the row, or a tombstone on -D; -U is
-// dropped, as Flink's upsert sink does).
+// columns as a JSON object; value: the row, or a tombstone on -D and -U;
+// KafkaSink.Write drops a -U that its +U follows, as Flink's upsert sink
+// does, and keeps one whose +U a filter removed).
 type kafkaEncoder struct {
 	t      *Table
 	o      *KafkaOptions
@@ -109,20 +110,16 @@ type kafkaMsg struct {
 	ts         int64 // ms; 0: the producer's time
 }
 
-// encode returns the change's message; ok is false for a change the
-// format drops (upsert's -U).
-func (e *kafkaEncoder) encode(ch ops.Change) (kafkaMsg, bool) {
+// encode returns the change's message.
+func (e *kafkaEncoder) encode(ch ops.Change) kafkaMsg {
 	var m kafkaMsg
 	if e.tsCol >= 0 && !ch.Row[e.tsCol].IsNull() {
 		m.ts = ch.Row[e.tsCol].Int()
 	}
 	switch {
 	case e.o.Upsert:
-		if ch.Kind == ops.UpdateBefore {
-			return m, false
-		}
 		m.key = e.jsonObject(nil, e.kkeys, e.o.KeyCols, ch.Row)
-		if ch.Kind != ops.Delete {
+		if !ch.Kind.Retracts() {
 			m.value = e.jsonObject(nil, e.keys, e.vcols, ch.Row)
 		}
 	case e.o.Format == "debezium-json":
@@ -139,7 +136,7 @@ func (e *kafkaEncoder) encode(ch ops.Change) (kafkaMsg, bool) {
 	default:
 		m.value = e.jsonObject(nil, e.keys, e.vcols, ch.Row)
 	}
-	return m, true
+	return m
 }
 
 func (e *kafkaEncoder) jsonObject(b []byte, keys [][]byte, cols []int, row types.Row) []byte {

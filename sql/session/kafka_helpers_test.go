@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	_ "clink/state/pools" // disagg-file://
 )
 
 // kafkaBroker is an in-process Kafka cluster (kfake, the real wire
@@ -54,7 +55,8 @@ func (k *kafkaBroker) produce(t *testing.T, topic string, partition int32, ts0 t
 }
 
 // consume reads every record of topic up to its end, read_committed, as
-// "key=value" strings (value "<nil>" for a tombstone), sorted.
+// "key=value" strings (value "<nil>" for a tombstone), each partition's in
+// its order.
 func (k *kafkaBroker) consume(t *testing.T, topic string) []string {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(k.addr), kgo.ConsumeTopics(topic),
@@ -85,7 +87,6 @@ func (k *kafkaBroker) consume(t *testing.T, topic string) []string {
 			seen[r.Partition] = r.Offset + 1
 		})
 	}
-	slices.Sort(out)
 	return out
 }
 
