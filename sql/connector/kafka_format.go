@@ -76,12 +76,12 @@ func (d *kafkaDecoder) bad(r *kgo.Record, err error) error {
 // KafkaSink.Write drops a -U that its +U follows, as Flink's upsert sink
 // does, and keeps one whose +U a filter removed).
 type kafkaEncoder struct {
-	t      *Table
-	o      *KafkaOptions
-	keys   [][]byte // JSON-encoded names of the value's columns
-	vcols  []int    // value column i is row column vcols[i]
-	kkeys  [][]byte
-	tsCol  int // the METADATA FROM 'timestamp' column, -1 without
+	t     *Table
+	o     *KafkaOptions
+	keys  [][]byte // JSON-encoded names of the value's columns
+	vcols []int    // value column i is row column vcols[i]
+	kkeys [][]byte
+	tsCol int // the METADATA FROM 'timestamp' column, -1 without
 }
 
 func newKafkaEncoder(t *Table, o *KafkaOptions) *kafkaEncoder {
