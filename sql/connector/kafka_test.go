@@ -191,6 +191,9 @@ func TestKafkaSinkCrashRestore(t *testing.T) {
 			if err := b.RestoreSink(st.read); err != nil {
 				t.Fatal(err)
 			}
+			if got, want := readTopic(t, addr, "out"), wantRows(0, 10); !slices.Equal(got, want) {
+				t.Fatalf("after the restore read_committed sees %v, want checkpoint 1's %v", got, want)
+			}
 			for _, ch := range insertChanges(10, 20) { // the restored run re-reads after checkpoint 1
 				b.Write(ch)
 			}
