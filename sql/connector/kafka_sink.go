@@ -1,10 +1,10 @@
 package connector
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +45,7 @@ type KafkaSink struct {
 	staged  []*kafkaEpoch  // exactly-once: barriers not yet published
 	stage   kafkaStageKeys // what the checkpoint holds
 	mark    kafkaMarker    // the newest published marker
-	held    *kafkaMsg      // upsert: a -U waiting to see whether its +U follows
+	held    map[string]kafkaMsg // upsert: per key, a -U waiting to see whether its +U follows
 
 	errMu sync.Mutex
 	err   error // the first produce error (at-least-once, none)
@@ -127,25 +127,41 @@ func (s *KafkaSink) Write(ch ops.Change) {
 	m := s.enc.encode(ch)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h := s.held; h != nil {
-		s.held = nil
-		if ch.Kind != ops.UpdateAfter || !bytes.Equal(h.key, m.key) {
-			s.emitLocked(*h) // its +U was filtered out: the key is gone
+	if !s.o.Upsert {
+		s.emitLocked(m)
+		return
+	}
+	if h, ok := s.held[string(m.key)]; ok {
+		delete(s.held, string(m.key))
+		if ch.Kind != ops.UpdateAfter {
+			s.emitLocked(h) // its +U was filtered out: the key is gone
 		}
 	}
-	if s.o.Upsert && ch.Kind == ops.UpdateBefore {
-		s.held = &m
+	if ch.Kind == ops.UpdateBefore {
+		if s.held == nil {
+			s.held = map[string]kafkaMsg{}
+		}
+		s.held[string(m.key)] = m
 		return
 	}
 	s.emitLocked(m)
 }
 
-// flushHeldLocked emits a held -U (at a barrier or the end).
+// flushHeldLocked emits the held -Us whose +U never came, as tombstones
+// (at a barrier or the end), in key order.
 func (s *KafkaSink) flushHeldLocked() {
-	if h := s.held; h != nil {
-		s.held = nil
-		s.emitLocked(*h)
+	if len(s.held) == 0 {
+		return
 	}
+	keys := make([]string, 0, len(s.held))
+	for k := range s.held {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s.emitLocked(s.held[k])
+	}
+	clear(s.held)
 }
 
 func (s *KafkaSink) emitLocked(m kafkaMsg) {
