@@ -72,3 +72,37 @@ func TestKafkaSourceBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestKafkaOptionErrors: bad kafka options and METADATA columns are
+// errors at CREATE TABLE, positioned at the option or column.
+func TestKafkaOptionErrors(t *testing.T) {
+	base := "CREATE TABLE t (a BIGINT%s) WITH (connector = '%s', topic = 'x', 'properties.bootstrap.servers' = '127.0.0.1:9092'%s)"
+	cases := []struct{ cols, conn, opts, want string }{
+		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'newest'", "error at 1:135: table t: option scan.startup.mode: want earliest-offset"},
+		{"", "kafka", ", format = 'avro'", "option format: want json or debezium-json"},
+		{"", "kafka", "", "needs a format option"},
+		{"", "kafka", ", format = 'json', 'scan.parallelism' = '0'", "option scan.parallelism: want 1 to 1024"},
+		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'timestamp'", "needs 'scan.startup.timestamp-millis'"},
+		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:x'", "want 'partition:N,offset:M;...'"},
+		{"", "kafka", ", format = 'json', 'properties.sasl.mechanism' = 'PLAIN'", "option properties.sasl.mechanism: unknown option for connector kafka"},
+		{"", "kafka", ", format = 'json', 'sink.delivery-guarantee' = 'twice'", "want exactly-once, at-least-once or none"},
+		{", ts BIGINT METADATA FROM 'timestamp'", "kafka", ", format = 'json'", "error at 1:27: table t: column ts: METADATA FROM 'timestamp' must be TIMESTAMP"},
+		{", h VARCHAR METADATA FROM 'headers'", "kafka", ", format = 'json'", "no MAP type"},
+		{"", "upsert-kafka", "", "upsert-kafka needs a PRIMARY KEY"},
+		{", PRIMARY KEY (a)", "upsert-kafka", ", format = 'json'", "upsert-kafka takes 'key.format' and 'value.format'"},
+	}
+	for _, c := range cases {
+		s, err := session.New(session.Config{Parallelism: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Exec(context.Background(), fmt.Sprintf(base, c.cols, c.conn, c.opts))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "error at ") {
+			t.Errorf("%s %s: got %v, want %q", c.cols, c.opts, err, c.want)
+		}
+	}
+	s, _ := session.New(session.Config{Parallelism: 1})
+	if _, err := s.Exec(context.Background(), "CREATE TABLE v (a BIGINT, o BIGINT METADATA FROM 'offset')"); err == nil || !strings.Contains(err.Error(), "METADATA columns need connector 'kafka'") {
+		t.Errorf("METADATA on a values table: %v", err)
+	}
+}
