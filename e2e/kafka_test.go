@@ -160,4 +160,3 @@ func killAtOutput(t *testing.T, ctx context.Context, p *proc, adm *kadm.Client, 
 		}
 	}
 }
-

@@ -41,10 +41,10 @@ type KafkaSink struct {
 	restore state.CheckpointID
 	cl      *kgo.Client
 	txnID   string
-	cur     []kafkaMsg     // exactly-once: changes since the last barrier
-	staged  []*kafkaEpoch  // exactly-once: barriers not yet published
-	stage   kafkaStageKeys // what the checkpoint holds
-	mark    kafkaMarker    // the newest published marker
+	cur     []kafkaMsg          // exactly-once: changes since the last barrier
+	staged  []*kafkaEpoch       // exactly-once: barriers not yet published
+	stage   kafkaStageKeys      // what the checkpoint holds
+	mark    kafkaMarker         // the newest published marker
 	held    map[string]kafkaMsg // upsert: per key, a -U waiting to see whether its +U follows
 
 	errMu sync.Mutex
