@@ -78,7 +78,7 @@ SELECT a, SUM(a) OVER (PARTITION BY b ORDER BY a RANGE BETWEEN INTERVAL '1' SECO
 SELECT * FROM TUMBLE(t, a, INTERVAL '1' SECOND);`},
 		{"err_intersect", `CREATE TABLE t (a INT);
 SELECT a FROM t INTERSECT SELECT a, a FROM t;`},
-		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'kafka');`},
+		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'pulsar');`},
 		{"err_nexmark", `CREATE TABLE bid (auction BIGINT, nope INT) WITH (connector = 'nexmark');`},
 		{"explain", `CREATE TABLE a (id BIGINT, cat BIGINT) WITH (connector = 'values');
 CREATE TABLE b (auction BIGINT, price BIGINT) WITH (connector = 'values');
