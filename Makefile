@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/clink
 
-.PHONY: build run test lint bench bench-quick bench-e2e bench-go replay s3 s3-stop soak fuzz clean
+.PHONY: build run test lint bench bench-quick bench-e2e bench-go replay s3 s3-stop kafka kafka-stop soak fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clink
@@ -65,6 +65,17 @@ s3:
 
 s3-stop:
 	scripts/s3.sh stop
+
+# kafka starts a loopback-only Kafka broker (clink dev kafka: kfake, in
+# process) on 127.0.0.1:9092 in the background, with topics bids (3
+# partitions) and out; kafka-stop stops it.
+kafka: build
+	@if [ -f .kafka.pid ] && kill -0 $$(cat .kafka.pid) 2>/dev/null; then echo "kafka already running (pid $$(cat .kafka.pid))"; exit 0; fi
+	./$(BIN) dev kafka --port 9092 --topics bids:3,out:1 > .kafka.log 2>&1 & echo $$! > .kafka.pid
+	@for i in $$(seq 50); do grep -q listening .kafka.log && break; sleep 0.1; done; cat .kafka.log
+
+kafka-stop:
+	@if [ -f .kafka.pid ]; then kill $$(cat .kafka.pid) 2>/dev/null || true; rm -f .kafka.pid; echo "kafka stopped"; fi
 
 clean:
 	rm -rf bin

@@ -197,6 +197,9 @@ func (p *printer) createTable(s *CreateTable) {
 	p.f("%s (", QuoteIdent(s.Name))
 	p.list(len(s.Columns), func(i int) {
 		p.f("%s %s", QuoteIdent(s.Columns[i].Name), s.Columns[i].Type)
+		if m := s.Columns[i].Metadata; m != "" {
+			p.f(" METADATA FROM %s", QuoteString(m))
+		}
 	})
 	if len(s.PrimaryKey) > 0 {
 		p.f(", PRIMARY KEY (%s)", identList(s.PrimaryKey))

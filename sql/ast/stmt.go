@@ -13,6 +13,9 @@ type ColumnDef struct {
 	At   Pos
 	Name string
 	Type types.Type
+	// Metadata is the key of a METADATA [FROM 'key'] column (the column
+	// name when FROM is left out); "" for a physical column.
+	Metadata string
 }
 
 // Watermark is "WATERMARK FOR Column AS Expr".

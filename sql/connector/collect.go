@@ -59,6 +59,10 @@ type Collector struct {
 	// that is never restored in process, such as `clink run`'s, whose
 	// restores start a new process from the durable checkpoint.
 	NoRewind bool
+	// Stage, when set, keeps state of its own in the job's checkpoints
+	// next to the table's (an exactly-once Kafka sink's staged changes);
+	// the collector forwards the StatefulSink calls to it.
+	Stage    engine.StatefulSink
 	restored bool
 	key      []byte // scratch row encoding
 }
@@ -263,8 +267,11 @@ func (c *Collector) Rows() int {
 func (c *Collector) SnapshotSink(id state.CheckpointID) []engine.SinkEntry {
 	c.mu.Lock()
 	var out []engine.SinkEntry
+	if c.Stage != nil {
+		out = c.Stage.SnapshotSink(id)
+	}
 	if !c.Discard && c.Durable {
-		out = c.table.snapshot(id)
+		out = append(out, c.table.snapshot(id)...)
 	}
 	extra := c.SinkState
 	c.mu.Unlock()
@@ -278,6 +285,9 @@ func (c *Collector) SnapshotSink(id state.CheckpointID) []engine.SinkEntry {
 func (c *Collector) SinkCheckpointDone(id state.CheckpointID, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.Stage != nil {
+		c.Stage.SinkCheckpointDone(id, err)
+	}
 	c.table.done(id, err)
 }
 
@@ -287,6 +297,11 @@ func (c *Collector) SinkCheckpointDone(id state.CheckpointID, err error) {
 func (c *Collector) RestoreSink(read func(keys [][]byte) ([][]byte, error)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.Stage != nil {
+		if err := c.Stage.RestoreSink(read); err != nil {
+			return err
+		}
+	}
 	if c.Discard || !c.Durable || c.n > 0 || c.restored {
 		return nil
 	}

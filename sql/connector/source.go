@@ -9,6 +9,9 @@ import (
 
 // Next returns the next element.
 func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
+	if s.ext != nil {
+		return s.ext.Next()
+	}
 	switch s.state {
 	case 1:
 		s.state = 2
@@ -54,11 +57,19 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 
 // Position is the reader's position (the watermark is re-derived), with
 // the table's definition (source_def.go).
-func (s *Source) Position() ([]byte, error) { return s.table.wrapPosition(s.r.position()), nil }
+func (s *Source) Position() ([]byte, error) {
+	if s.ext != nil {
+		return s.ext.Position()
+	}
+	return s.table.wrapPosition(s.r.position()), nil
+}
 
 // Seek resumes the reader at a checkpointed position; a position saved
 // under another definition of the table is refused.
 func (s *Source) Seek(pos []byte) error {
+	if s.ext != nil {
+		return s.ext.Seek(pos)
+	}
 	pos, err := s.table.unwrapPosition(pos)
 	if err != nil {
 		return err
@@ -70,7 +81,23 @@ func (s *Source) Seek(pos []byte) error {
 }
 
 // Close releases the reader.
-func (s *Source) Close() error { return s.r.close() }
+func (s *Source) Close() error {
+	if s.ext != nil {
+		return s.ext.Close()
+	}
+	return s.r.close()
+}
+
+// SourceParallelism is how many subtasks scan table t: a kafka table's
+// scan.parallelism, 1 for every other connector.
+func SourceParallelism(t *Table) int {
+	if t.Connector == "kafka" || t.Connector == "upsert-kafka" {
+		if o, err := ParseKafka(t); err == nil {
+			return o.Parallelism
+		}
+	}
+	return 1
+}
 
 // Open makes the source of table t for one query.
 func Open(t *Table, env Env) (*Source, error) {
@@ -89,6 +116,12 @@ func Open(t *Table, env Env) (*Source, error) {
 		r, err = openJSONL(t, env)
 	case "datagen":
 		r, err = openDatagen(t, env)
+	case "kafka", "upsert-kafka":
+		k, err := openKafka(t, env)
+		if err != nil {
+			return nil, err
+		}
+		return &Source{table: t, ext: k}, nil
 	default:
 		return nil, fmt.Errorf("table %s: connector %q cannot be read", t.Name, t.Connector)
 	}

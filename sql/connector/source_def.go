@@ -21,7 +21,11 @@ var defMagic = []byte{0xC1, 0x1D, 'F', 1}
 // left out.
 func (t *Table) definition() string {
 	var lines []string
-	for _, c := range t.Columns {
+	for i, c := range t.Columns {
+		if m := t.metadataKey(i); m != "" {
+			lines = append(lines, fmt.Sprintf("column %s: %s METADATA FROM '%s'", c.Name, c.Type, m))
+			continue
+		}
 		lines = append(lines, fmt.Sprintf("column %s: %s", c.Name, c.Type))
 	}
 	if t.WatermarkText != "" {
@@ -107,4 +111,12 @@ func sortedUnion(a, b map[string]string) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// metadataKey is column i's METADATA key, "" for a physical column.
+func (t *Table) metadataKey(i int) string {
+	if i < len(t.Metadata) {
+		return t.Metadata[i]
+	}
+	return ""
 }

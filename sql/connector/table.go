@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"clink/engine"
 	"clink/engine/async"
 	"clink/sql/ast"
 	"clink/sql/expr"
@@ -28,6 +29,10 @@ type Table struct {
 	At        ast.Pos
 	Columns   []expr.Column
 	ColumnPos []ast.Pos
+	// Metadata holds, per column, the key of a METADATA FROM column (a
+	// Kafka record's 'timestamp', 'partition', ...); "" for a physical
+	// column. Nil when the table has none.
+	Metadata []string
 	// Watermark computes a row's watermark candidate (WATERMARK FOR ts AS
 	// expr); nil without a declaration. WatermarkText is its SQL.
 	Watermark     expr.Expr
@@ -143,6 +148,9 @@ type Env struct {
 	// IdleTimeout is the session's default idle timeout of sources
 	// (SET 'watermark.idle-timeout'); a table's own option wins. 0: none.
 	IdleTimeout time.Duration
+	// Subtask and Parallelism place a source subtask among its stage's
+	// (a kafka scan spreads partitions over them); zero for one subtask.
+	Subtask, Parallelism int
 }
 
 // Path resolves a file path option against BaseDir.
@@ -178,6 +186,9 @@ type Source struct {
 	wmDue bool
 	state uint8 // 0 rows, 1 final watermark sent, 2 ended
 	idle  idleness
+	// ext, when set, is a source that does all of the above itself (a
+	// kafka subtask: per-partition watermarks and positions).
+	ext engine.Source[ops.Change]
 }
 
 // kindReader is a rowReader whose rows carry a change kind (a values

@@ -129,6 +129,14 @@ func (p *parser) columnConstraints(ct *ast.CreateTable, col string, at ast.Pos) 
 		t := p.tok()
 		switch {
 		case p.acceptKw("NOT", "NULL"), p.acceptKw("NULL"):
+		case p.acceptKw("METADATA"):
+			// Flink's metadata column: col TYPE METADATA [FROM 'key'] [VIRTUAL]
+			c := &ct.Columns[len(ct.Columns)-1]
+			c.Metadata = c.Name
+			if p.acceptKw("FROM") {
+				c.Metadata, _ = p.stringLit("metadata key")
+			}
+			p.acceptKw("VIRTUAL")
 		case p.acceptKw("PRIMARY", "KEY"):
 			if ct.PrimaryKey != nil {
 				p.errorAt(t.pos, "duplicate PRIMARY KEY")

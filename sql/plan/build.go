@@ -142,11 +142,14 @@ func (b *builder) node(n *Node) (int, error) {
 func (b *builder) scan(n *Node) int {
 	t, env := n.Table, b.opts.Env
 	b.phys.Sources = append(b.phys.Sources, t)
-	return b.add(n, "scan:"+t.Name, 1, engine.StageSpec[ops.Change]{
+	par := connector.SourceParallelism(t)
+	return b.add(n, "scan:"+t.Name, par, engine.StageSpec[ops.Change]{
 		NewSource: func(sub, p int) (engine.Source[ops.Change], error) {
-			if p != 1 {
-				return nil, fmt.Errorf("source %s: parallelism must be 1, got %d", t.Name, p)
+			if p != par {
+				return nil, fmt.Errorf("source %s: parallelism must be %d, got %d", t.Name, par, p)
 			}
+			env := env
+			env.Subtask, env.Parallelism = sub, p
 			return connector.Open(t, env)
 		},
 	}, nil)

@@ -77,7 +77,8 @@ func (c *Catalog) exists(name string) bool {
 }
 
 // connectors lists the connectors CREATE TABLE accepts.
-var connectors = map[string]bool{"values": true, "nexmark": true, "csv": true, "jsonl": true, "datagen": true, "http": true}
+var connectors = map[string]bool{"values": true, "nexmark": true, "csv": true, "jsonl": true, "datagen": true, "http": true,
+	"kafka": true, "upsert-kafka": true}
 
 // CreateTable adds a table. Connector options are checked now, so a bad
 // table fails at CREATE rather than at its first query.
@@ -97,6 +98,12 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		}
 		t.Columns = append(t.Columns, expr.Column{Name: col.Name, Type: col.Type})
 		t.ColumnPos = append(t.ColumnPos, col.At)
+		if col.Metadata != "" {
+			if t.Metadata == nil {
+				t.Metadata = make([]string, len(ct.Columns))
+			}
+			t.Metadata[len(t.Columns)-1] = col.Metadata
+		}
 	}
 	if err := checkPrimaryKey(ct); err != nil {
 		return err
@@ -110,7 +117,14 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		t.Connector = "values"
 	}
 	if !connectors[t.Connector] {
-		return t.OptErr("connector", "unknown connector %q (known: csv, datagen, http, jsonl, nexmark, values)", t.Connector)
+		return t.OptErr("connector", "unknown connector %q (known: csv, datagen, http, jsonl, kafka, nexmark, upsert-kafka, values)", t.Connector)
+	}
+	if t.Connector != "kafka" && t.Connector != "upsert-kafka" {
+		for i, m := range t.Metadata {
+			if m != "" {
+				return ast.Errorf(t.ColumnPos[i], "table %s: column %s: METADATA columns need connector 'kafka' or 'upsert-kafka', not %q", t.Name, t.Columns[i].Name, t.Connector)
+			}
+		}
 	}
 	if err := c.watermark(t, ct.Watermark); err != nil {
 		return err
@@ -197,6 +211,12 @@ func checkConnector(t *connector.Table) error {
 		t.Bounded = n > 0
 	case "http":
 		_, err = connector.ParseHTTP(t)
+	case "kafka", "upsert-kafka":
+		var k *connector.KafkaOptions
+		k, err = connector.ParseKafka(t)
+		if err == nil {
+			t.Bounded = k.Bounded()
+		}
 	case "csv", "jsonl":
 		if _, ok := t.Opt("path"); !ok {
 			return ast.Errorf(t.At, "table %s: connector %s needs a path option", t.Name, t.Connector)

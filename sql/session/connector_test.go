@@ -78,7 +78,7 @@ SELECT a, SUM(a) OVER (PARTITION BY b ORDER BY a RANGE BETWEEN INTERVAL '1' SECO
 SELECT * FROM TUMBLE(t, a, INTERVAL '1' SECOND);`},
 		{"err_intersect", `CREATE TABLE t (a INT);
 SELECT a FROM t INTERSECT SELECT a, a FROM t;`},
-		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'kafka');`},
+		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'pulsar');`},
 		{"err_array_agg", `CREATE TABLE t (a INT, b VARCHAR);
 SELECT b, STRING_AGG(b, ',' ORDER BY a), ARRAY_AGG(a) FROM t GROUP BY b;`},
 		{"err_nexmark", `CREATE TABLE bid (auction BIGINT, nope INT) WITH (connector = 'nexmark');`},

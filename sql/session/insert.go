@@ -103,6 +103,8 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 	case "values":
 	case "csv", "jsonl":
 		return s.insertFile(ctx, t, cols, st)
+	case "kafka", "upsert-kafka":
+		return s.insertKafka(ctx, t, cols, st)
 	default:
 		return nil, ast.Errorf(st.At, "cannot INSERT INTO a %s table", t.Connector)
 	}

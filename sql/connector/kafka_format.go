@@ -1,0 +1,153 @@
+package connector
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"clink/sql/ops"
+	"clink/sql/types"
+)
+
+// kafkaDecoder turns a record into a row of the table: the value's JSON
+// object fills the physical columns (the jsonl parser's rules: fields by
+// name, missing or null is NULL), the record fills the METADATA columns.
+type kafkaDecoder struct {
+	t     *Table
+	o     *KafkaOptions
+	env   Env
+	phys  *Table // the physical columns only, for the JSON parser
+	pcols []int  // phys column i is table column pcols[i]
+	meta  []int  // table columns read from the record
+}
+
+func newKafkaDecoder(t *Table, o *KafkaOptions, env Env) (*kafkaDecoder, error) {
+	if o.Format != "json" {
+		return nil, fmt.Errorf("table %s: reading format %s from Kafka is not supported yet (format json is)", t.Name, o.Format)
+	}
+	d := &kafkaDecoder{t: t, o: o, env: env, phys: &Table{Name: t.Name}}
+	for i, c := range t.Columns {
+		if t.metadataKey(i) != "" {
+			d.meta = append(d.meta, i)
+			continue
+		}
+		d.phys.Columns = append(d.phys.Columns, c)
+		d.pcols = append(d.pcols, i)
+	}
+	return d, nil
+}
+
+func (d *kafkaDecoder) row(r *kgo.Record) (types.Row, error) {
+	pr, err := DecodeJSON(d.phys, r.Value)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.meta) == 0 {
+		return pr, nil
+	}
+	row := make(types.Row, len(d.t.Columns))
+	for i, c := range d.pcols {
+		row[c] = pr[i]
+	}
+	for _, c := range d.meta {
+		row[c] = kafkaMetaValue(r, d.t.Metadata[c], d.t.Columns[c].Type)
+	}
+	return row, nil
+}
+
+// bad handles a record that did not decode: on_error = 'fail' (the
+// default) fails naming topic, partition, offset and the field; 'skip'
+// counts it in the rejects.
+func (d *kafkaDecoder) bad(r *kgo.Record, err error) error {
+	if !d.o.Skip {
+		return fmt.Errorf("table %s: topic %q partition %d offset %d: %w", d.t.Name, r.Topic, r.Partition, r.Offset, err)
+	}
+	if d.env.Rejects != nil {
+		d.env.Rejects.Add(1)
+	}
+	return nil
+}
+
+// kafkaEncoder turns a change into a message: format json (inserts only),
+// debezium-json (Flink's envelope: +I and +U are op "c" with after, -U
+// and -D op "d" with before), or upsert-kafka (key: the PRIMARY KEY
+// columns as a JSON object; value: the row, or a tombstone on -D and -U;
+// KafkaSink.Write drops a -U that its +U follows, as Flink's upsert sink
+// does, and keeps one whose +U a filter removed).
+type kafkaEncoder struct {
+	t     *Table
+	o     *KafkaOptions
+	keys  [][]byte // JSON-encoded names of the value's columns
+	vcols []int    // value column i is row column vcols[i]
+	kkeys [][]byte
+	tsCol int // the METADATA FROM 'timestamp' column, -1 without
+}
+
+func newKafkaEncoder(t *Table, o *KafkaOptions) *kafkaEncoder {
+	e := &kafkaEncoder{t: t, o: o, tsCol: -1}
+	for i, c := range t.Columns {
+		if m := t.metadataKey(i); m != "" {
+			if m == "timestamp" {
+				e.tsCol = i
+			}
+			continue
+		}
+		k, _ := json.Marshal(c.Name)
+		e.keys = append(e.keys, k)
+		e.vcols = append(e.vcols, i)
+	}
+	for _, c := range o.KeyCols {
+		k, _ := json.Marshal(t.Columns[c].Name)
+		e.kkeys = append(e.kkeys, k)
+	}
+	return e
+}
+
+// kafkaMsg is one message to produce (value nil: a tombstone).
+type kafkaMsg struct {
+	key, value []byte
+	ts         int64 // ms; 0: the producer's time
+}
+
+// encode returns the change's message.
+func (e *kafkaEncoder) encode(ch ops.Change) kafkaMsg {
+	var m kafkaMsg
+	if e.tsCol >= 0 && !ch.Row[e.tsCol].IsNull() {
+		m.ts = ch.Row[e.tsCol].Int()
+	}
+	switch {
+	case e.o.Upsert:
+		m.key = e.jsonObject(nil, e.kkeys, e.o.KeyCols, ch.Row)
+		if !ch.Kind.Retracts() {
+			m.value = e.jsonObject(nil, e.keys, e.vcols, ch.Row)
+		}
+	case e.o.Format == "debezium-json":
+		b := []byte(`{"before":`)
+		if ch.Kind.Retracts() {
+			b = e.jsonObject(b, e.keys, e.vcols, ch.Row)
+			b = append(b, `,"after":null,"op":"d"}`...)
+		} else {
+			b = append(b, `null,"after":`...)
+			b = e.jsonObject(b, e.keys, e.vcols, ch.Row)
+			b = append(b, `,"op":"c"}`...)
+		}
+		m.value = b
+	default:
+		m.value = e.jsonObject(nil, e.keys, e.vcols, ch.Row)
+	}
+	return m
+}
+
+func (e *kafkaEncoder) jsonObject(b []byte, keys [][]byte, cols []int, row types.Row) []byte {
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		b = AppendJSONValue(b, row[cols[i]])
+	}
+	return append(b, '}')
+}
