@@ -23,7 +23,7 @@ func TestOutageRecovered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	keys, seqs, every := 500, 80, 10
+	keys, seqs, every := 4000, 10, 10 // state well beyond the hot tier and block cache
 	proxy, bucket := newFaultProxy(t)
 	dir := t.TempDir()
 	soakWorkload(t, dir, keys, seqs, every)

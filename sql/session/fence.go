@@ -47,12 +47,14 @@ func (h *Handle) guardRestore(ctx context.Context) error {
 	return nil
 }
 
-// ExpectLatest forwards to the wrapped pool when it has the face.
+// ExpectLatest forwards to the wrapped pool when it has the face, waiting
+// out an outage as reads do (the end of an INSERT may meet one).
 func (p *patientPool) ExpectLatest(ctx context.Context, latest state.CheckpointID) error {
-	if g, ok := p.RemotePool.(state.RestoreGuard); ok {
-		return g.ExpectLatest(ctx, latest)
+	g, ok := p.RemotePool.(state.RestoreGuard)
+	if !ok {
+		return nil
 	}
-	return nil
+	return p.retry(ctx, func() error { return g.ExpectLatest(ctx, latest) })
 }
 
 // stopOnCommit is the failure that stops the query after a failed

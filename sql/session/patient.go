@@ -61,23 +61,33 @@ func transientStoreError(err error) bool {
 }
 
 // GetMany reads keys, waiting out an outage up to the limit.
-func (p *patientPool) GetMany(ctx context.Context, keys []state.Key) ([]state.Lookup, error) {
+func (p *patientPool) GetMany(ctx context.Context, keys []state.Key) (res []state.Lookup, err error) {
+	err = p.retry(ctx, func() error {
+		res, err = p.RemotePool.GetMany(ctx, keys)
+		return err
+	})
+	return res, err
+}
+
+// retry runs op until it succeeds or fails other than transiently, waiting
+// out an outage up to the limit.
+func (p *patientPool) retry(ctx context.Context, op func() error) error {
 	wait := outageRetryBase
 	for {
 		start := p.clock.Now()
-		res, err := p.RemotePool.GetMany(ctx, keys)
+		err := op()
 		if err == nil || !transientStoreError(err) || ctx.Err() != nil {
 			if err == nil {
 				p.recovered()
 			}
-			return res, err
+			return err
 		}
 		since := p.failed(start)
 		if p.limit > 0 && since > p.limit {
-			return nil, p.giveUp(since, err)
+			return p.giveUp(since, err)
 		}
 		if serr := sleepCtx(ctx, p.clock, wait); serr != nil {
-			return nil, fmt.Errorf("%w (waiting out a remote outage: %v)", serr, err)
+			return fmt.Errorf("%w (waiting out a remote outage: %v)", serr, err)
 		}
 		wait = min(2*wait, outageRetryMax)
 	}
