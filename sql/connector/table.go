@@ -143,6 +143,9 @@ type Env struct {
 	// IdleTimeout is the session's default idle timeout of sources
 	// (SET 'watermark.idle-timeout'); a table's own option wins. 0: none.
 	IdleTimeout time.Duration
+	// RowErrors, when set, makes a WATERMARK expression that fails on a
+	// row give no watermark for it (counted) instead of failing the query.
+	RowErrors *expr.RowErrors
 }
 
 // Path resolves a file path option against BaseDir.
@@ -174,10 +177,12 @@ type Source struct {
 	table *Table
 	r     rowReader
 	kinds kindReader // r when its rows may retract, else nil
-	wm    int64
-	wmDue bool
-	state uint8 // 0 rows, 1 final watermark sent, 2 ended
-	idle  idleness
+	// watermark is the table's WATERMARK expression (nil: none).
+	watermark expr.Expr
+	wm        int64
+	wmDue     bool
+	state     uint8 // 0 rows, 1 final watermark sent, 2 ended
+	idle      idleness
 }
 
 // kindReader is a rowReader whose rows carry a change kind (a values
@@ -186,5 +191,5 @@ type kindReader interface{ lastKind() ops.Kind }
 
 func newSource(t *Table, r rowReader) *Source {
 	kinds, _ := r.(kindReader)
-	return &Source{table: t, r: r, kinds: kinds, wm: math.MinInt64}
+	return &Source{table: t, r: r, kinds: kinds, watermark: t.Watermark, wm: math.MinInt64}
 }
