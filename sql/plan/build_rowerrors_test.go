@@ -80,7 +80,7 @@ func TestGuardNode(t *testing.T) {
 	pred := compileOver(t, s, "10 / x > 1")
 	spec := &expr.AggSpec{Kind: expr.AggSum, Arg: fail, Filter: pred, Type: types.BigInt}
 	n := &Node{Op: OpAggregate, Schema: s, GroupBy: []expr.Expr{fail}, Aggs: []*expr.AggSpec{spec},
-		Projs: []ops.Proj{{Filter: pred, Exprs: []expr.Expr{fail}, Next: &ops.Proj{Exprs: []expr.Expr{fail}}}},
+		Projs:    []ops.Proj{{Filter: pred, Exprs: []expr.Expr{fail}, Next: &ops.Proj{Exprs: []expr.Expr{fail}}}},
 		LeftKeys: []expr.Expr{fail}, Cond: pred,
 		Over: &OverInfo{Partition: []expr.Expr{fail}, Order: []ops.OverSortKey{{Expr: fail}},
 			Calls: []ops.OverCall{{Agg: spec, Arg: fail, Default: fail}}}}
