@@ -58,6 +58,9 @@ func (s *Shell) stepQuery(q *query) error {
 		return err
 	}
 	s.printTable(q)
+	if note := rowErrorsNote(q.h.ExprErrors()); note != "" {
+		fmt.Fprintln(s.out, note)
+	}
 	return nil
 }
 

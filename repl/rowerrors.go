@@ -19,3 +19,12 @@ func rowErrorsWarning(n int, rep expr.RowErrorReport, src string, at int) string
 	}
 	return fmt.Sprintf("clink: warning: statement %d: %s; SET 'expression.errors' = 'fail' fails the query instead", n, rep)
 }
+
+// rowErrorsNote is the shell's line after a query that had row-level
+// expression errors ("" when it had none).
+func rowErrorsNote(rep expr.RowErrorReport) string {
+	if rep.Count == 0 {
+		return ""
+	}
+	return "-- warning: " + rep.String() + "; SET 'expression.errors' = 'fail' fails the query instead"
+}

@@ -261,6 +261,9 @@ func (s *Shell) statement(ctx context.Context, st parser.Stmt) error {
 
 // printResult writes a statement's result: a message, or a table.
 func (s *Shell) printResult(r *session.Result) {
+	if note := rowErrorsNote(r.ExprErrors); note != "" {
+		defer fmt.Fprintln(s.out, note)
+	}
 	if r.Columns == nil {
 		fmt.Fprintln(s.out, r.Message)
 		return

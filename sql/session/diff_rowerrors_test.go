@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"clink/engine/event"
 	"clink/sql/expr"
 	"clink/sql/session"
 )
@@ -252,5 +253,30 @@ func TestDifferentialRowErrorsWindows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRowErrorsEvent: the first expression error of a query is a runtime
+// Warning event (the dashboard's and the traces' view); later ones are
+// only counted.
+func TestRowErrorsEvent(t *testing.T) {
+	bus := event.NewBus()
+	var warnings []string
+	defer bus.SubscribeKinds(event.MaskOf(event.Warning), func(e event.Event) { warnings = append(warnings, e.Text) })()
+	s, err := session.New(session.Config{Parallelism: 2, Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Exec(context.Background(), `CREATE TABLE t (k BIGINT); INSERT INTO t VALUES (1), (2), (2), (3);
+SELECT k, 6 / (k - 2) FROM t`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[len(res)-1]
+	if len(r.Rows) != 4 || r.ExprErrors.Count != 2 || !strings.Contains(r.String(), "WARNING: 2 expression errors; first: 2:13: division by zero (in Project)") {
+		t.Errorf("result %s (errors %+v)", r, r.ExprErrors)
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "expression error: 2:13: division by zero (in Project)") {
+		t.Errorf("warning events %q, want one for the first error", warnings)
 	}
 }

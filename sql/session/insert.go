@@ -122,7 +122,9 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 		rows[i] = castChange(ops.Change{Row: r}, t, cols).Row
 	}
 	t.Values.Append(rows...)
-	return message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name), nil
+	r := message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name)
+	r.ExprErrors = h.ExprErrors()
+	return r, nil
 }
 
 // errComplete stops the start of an INSERT whose output is already final.
@@ -175,10 +177,12 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 	if err := txn.Finish(); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
+	r := message("wrote %d changes to %s", h.sink.Len(), t.Name)
 	if from := h.RestoredFrom(); from > 0 {
-		return message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName()), nil
+		r = message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName())
 	}
-	return message("wrote %d changes to %s", h.sink.Len(), t.Name), nil
+	r.ExprErrors = h.ExprErrors()
+	return r, nil
 }
 
 // sameLayout reports whether the query's rows are already the table's
