@@ -81,7 +81,7 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 		if err != nil {
 			return &ScriptError{Src: src, Offset: off, Stmt: st.Text, Err: err}
 		}
-		if w := rowErrorsWarning(n+1, rep, src, off); w != "" && o.Notices != nil {
+		if w := rowErrorsWarning(n+1, rep, stmtPos{src, off}); w != "" && o.Notices != nil {
 			fmt.Fprintln(o.Notices, w)
 		}
 	}

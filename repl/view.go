@@ -157,7 +157,7 @@ func (v *view) finish(how string) {
 	if how != "" {
 		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes; \\restore resumes it from a checkpoint", how, n)))
 	}
-	if note := rowErrorsNote(v.q.h.ExprErrors()); note != "" {
+	if note := rowErrorsNote(v.q.h.ExprErrors(), v.q.at); note != "" {
 		fmt.Fprintln(v.out(), v.dim(note))
 	}
 }
