@@ -3,6 +3,9 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -278,5 +281,43 @@ SELECT k, 6 / (k - 2) FROM t`)
 	}
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "expression error: 2:13: division by zero (in Project)") {
 		t.Errorf("warning events %q, want one for the first error", warnings)
+	}
+}
+
+// TestInsertSelectCast: INSERT INTO t SELECT casts the query's columns to
+// the table's types; a value that does not fit (out of INT's range, not a
+// number) is NULL and counted, never stored with the wrong type (it was),
+// in a values table and in a file sink; strict mode fails there.
+func TestInsertSelectCast(t *testing.T) {
+	const ddl = `CREATE TABLE s (v BIGINT, w VARCHAR); INSERT INTO s VALUES (3000000000, 'x'), (5, '7');
+CREATE TABLE a (x INT, y BIGINT);
+CREATE TABLE f (x INT, y BIGINT) WITH (connector = 'jsonl', path = 'f.jsonl');
+`
+	dir := t.TempDir()
+	s, err := session.New(session.Config{Parallelism: 2, BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := s.Exec(ctx, ddl+"INSERT INTO a SELECT v, w FROM s;\nINSERT INTO f SELECT v, w FROM s;\nSELECT x, y FROM a ORDER BY x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, sel := res[len(res)-3], res[len(res)-1]
+	if got := fmt.Sprint(sel.Rows); got != "[[5 7] [NULL NULL]]" {
+		t.Errorf("table a: %s", got)
+	}
+	if ins.ExprErrors.Count != 2 || ins.ExprErrors.First.String() != "4:15: cast 3000000000 to INT: numeric value out of range (in Project)" {
+		t.Errorf("insert's expression errors %q (%d)", ins.ExprErrors, ins.ExprErrors.Count)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "f.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data); got != "{\"x\":null,\"y\":null}\n{\"x\":5,\"y\":7}\n" {
+		t.Errorf("file sink wrote %q", got)
+	}
+	if _, err := s.Exec(ctx, "SET 'expression.errors' = 'fail'; INSERT INTO a SELECT v, w FROM s"); err == nil || !strings.Contains(err.Error(), "1:49: cast 3000000000 to INT") {
+		t.Errorf("strict mode: error %v", err)
 	}
 }

@@ -131,6 +131,10 @@ type startOpts struct {
 	resume string // "" fresh, "latest" or a checkpoint id
 	// setup runs after the run is chosen and before the job starts.
 	setup func(h *Handle) error
+	// castTo, when set, casts the result to these types (an INSERT's
+	// table columns; plan.Query.CastResult), errors positioned at castAt.
+	castTo []types.Type
+	castAt ast.Pos
 }
 
 // start plans q and starts its job fresh.
@@ -143,6 +147,9 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	pq, err := s.cat.Plan(q)
 	if err != nil {
 		return nil, err
+	}
+	if o.castTo != nil {
+		pq.CastResult(o.castAt, o.castTo)
 	}
 	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism}
 	h.sink.TailCap = s.ResultTail()
