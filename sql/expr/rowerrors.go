@@ -212,9 +212,20 @@ type droppedRow struct {
 func (d *droppedRow) Error() string { return d.err.Error() }
 func (d *droppedRow) Unwrap() error { return d.err }
 
+// Infallible is implemented by expressions of other packages that can
+// never fail (the planner's column references): the rule leaves them
+// unwrapped, so they cost nothing more per row.
+type Infallible interface {
+	Expr
+	Infallible()
+}
+
 // infallible reports whether e can never fail: a column reference or a
 // constant.
 func infallible(e Expr) bool {
+	if _, ok := e.(Infallible); ok {
+		return true
+	}
 	n, ok := e.(*node)
 	return ok && (n.konst != nil || n.col)
 }

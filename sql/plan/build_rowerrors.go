@@ -80,3 +80,10 @@ func guardAggs(r *expr.RowErrors, specs []*expr.AggSpec, site string) []*expr.Ag
 	}
 	return out
 }
+
+// Infallible marks the planner's column references as unable to fail
+// (guard leaves them unwrapped).
+func (colRef) Infallible() {}
+
+// Infallible marks a pass-through column as unable to fail.
+func (passRef) Infallible() {}

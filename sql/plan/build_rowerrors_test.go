@@ -107,6 +107,11 @@ func TestGuardNode(t *testing.T) {
 	if _, err := n.Projs[0].Exprs[0].Eval(zero); err == nil {
 		t.Error("guard changed the node it was given")
 	}
+	for _, e := range []expr.Expr{colExpr(0, types.BigInt), passRef{0, types.BigInt}} {
+		if r.NonStrict(e, "Project") != e || r.DropOnError(e, "key") != e {
+			t.Errorf("%T cannot fail and must not be wrapped", e)
+		}
+	}
 	if (&builder{}).guard(n) != n {
 		t.Error("strict mode (no RowErrors) must leave the node as it is")
 	}
