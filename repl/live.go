@@ -28,7 +28,7 @@ const refreshEvery = 150 * time.Millisecond
 // the job never waits for the terminal. Without a terminal (a script)
 // the changelog and append modes stream every change from the sink.
 func (s *Shell) runQuery(ctx context.Context, sql string) error {
-	q := &query{}
+	q := &query{at: s.at}
 	o := session.QueryOptions{Resume: s.sess.Config().Resume, OnStart: func(h *session.Handle) error {
 		q.h = h
 		q.view.Store(newView(s, q))
@@ -58,6 +58,9 @@ func (s *Shell) stepQuery(q *query) error {
 		return err
 	}
 	s.printTable(q)
+	if note := rowErrorsNote(q.h.ExprErrors(), q.at); note != "" {
+		fmt.Fprintln(s.out, note)
+	}
 	return nil
 }
 

@@ -67,19 +67,22 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 		return err
 	}
 	at := 0
-	for _, st := range stmts {
+	for n, st := range stmts {
 		off := strings.Index(src[at:], st.Text)
 		if off < 0 {
 			off = 0
 		}
 		off += at
 		at = off + len(st.Text)
-		err := runStatement(ctx, sess, o, st, out)
+		rep, err := runStatement(ctx, sess, o, st, out)
 		if n := failed.Swap(0); n > 0 {
 			notice(o, "clink: warning: %d checkpoints failed during this statement (a crash now resumes from the last one that completed)\n", n)
 		}
 		if err != nil {
 			return &ScriptError{Src: src, Offset: off, Stmt: st.Text, Err: err}
+		}
+		if w := rowErrorsWarning(n+1, rep, stmtPos{src, off}); w != "" && o.Notices != nil {
+			fmt.Fprintln(o.Notices, w)
 		}
 	}
 	return nil
@@ -92,26 +95,30 @@ func notice(o RunOptions, format string, args ...any) {
 	}
 }
 
-func runStatement(ctx context.Context, sess *session.Session, o RunOptions, st parser.Stmt, out io.Writer) error {
+// runStatement runs one statement and reports its row-level expression
+// errors (rows that gave NULL or were dropped instead of failing).
+func runStatement(ctx context.Context, sess *session.Session, o RunOptions, st parser.Stmt, out io.Writer) (expr.RowErrorReport, error) {
 	if _, ok := st.AST.(*ast.QueryStmt); ok {
 		return runSelect(ctx, sess, o, st.Text, out)
 	}
 	res, err := sess.Exec(ctx, st.Text)
 	if err != nil {
-		return err
+		return expr.RowErrorReport{}, err
 	}
 	_, explain := st.AST.(*ast.Explain)
+	var rep expr.RowErrorReport
 	for _, r := range res {
+		rep = r.ExprErrors
 		switch {
 		case r.Columns != nil:
 			if err := writeResult(out, o.Format, r); err != nil {
-				return err
+				return rep, err
 			}
 		case o.Format == FormatTable || explain:
 			fmt.Fprintln(out, r.Message)
 		}
 	}
-	return nil
+	return rep, nil
 }
 
 // writeResult writes a SHOW / DESCRIBE result in the run's format.
@@ -142,7 +149,7 @@ const flushEvery = 200 * time.Millisecond
 // runSelect runs a query to its end: its changelog streams from the sink
 // straight to a buffered writer (nothing kept per change), or with Final
 // the sink keeps only the materialised table, printed at the end.
-func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql string, out io.Writer) error {
+func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql string, out io.Writer) (expr.RowErrorReport, error) {
 	var (
 		mu sync.Mutex
 		rw *ResultWriter
@@ -161,7 +168,7 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 	}
 	h, err := sess.QueryWith(ctx, sql, qo)
 	if err != nil {
-		return err
+		return expr.RowErrorReport{}, err
 	}
 	defer h.Close()
 	if from := h.RestoredFrom(); from > 0 && o.Notices != nil {
@@ -171,16 +178,16 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 	err = h.Wait(ctx)
 	stopFlush()
 	if err != nil {
-		return fmt.Errorf("query failed: %w", err)
+		return expr.RowErrorReport{}, fmt.Errorf("query failed: %w", err)
 	}
 	if o.Final {
 		for _, r := range finalRows(h) {
 			if err := rw.Row(r); err != nil {
-				return err
+				return expr.RowErrorReport{}, err
 			}
 		}
 	}
-	return rw.Flush()
+	return h.ExprErrors(), rw.Flush()
 }
 
 // finalRows is the materialised result in its ORDER BY, or sorted when

@@ -52,8 +52,10 @@ type Shell struct {
 	// needs one.
 	replay []string
 	last   *query
-	out    io.Writer
-	book   *notebookState
+	// at is the statement running now, for positions in its script.
+	at   stmtPos
+	out  io.Writer
+	book *notebookState
 	// failed holds failed-checkpoint notices from the session's ticker
 	// until the watch loop shows them.
 	failed notices
@@ -88,6 +90,7 @@ type query struct {
 	// streamed: the sink writes every change to the view (no terminal).
 	streamed bool
 	view     atomic.Pointer[view] // the view showing the query now
+	at       stmtPos              // where the SELECT was in its script
 }
 
 // NewShell returns a shell writing to out.
@@ -218,6 +221,7 @@ func (s *Shell) runSQL(ctx context.Context, src string, chunk Chunk) error {
 		off += at
 		at = off + len(st.Text)
 		start := time.Now()
+		s.at = stmtPos{src, chunk.Offset + off}
 		if err := s.statement(ctx, st); err != nil {
 			return &ScriptError{Src: src, Offset: chunk.Offset + off, Err: err, Stmt: st.Text}
 		}
@@ -261,6 +265,9 @@ func (s *Shell) statement(ctx context.Context, st parser.Stmt) error {
 
 // printResult writes a statement's result: a message, or a table.
 func (s *Shell) printResult(r *session.Result) {
+	if note := rowErrorsNote(r.ExprErrors, s.at); note != "" {
+		defer fmt.Fprintln(s.out, note)
+	}
 	if r.Columns == nil {
 		fmt.Fprintln(s.out, r.Message)
 		return

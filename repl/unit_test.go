@@ -407,3 +407,30 @@ func TestNotebookStepperOrder(t *testing.T) {
 		t.Fatalf("\\w did not save the re-run cell's output:\n%s", got)
 	}
 }
+
+// TestShellExpressionErrors: a query whose expression fails on a row
+// shows NULL there and a warning after its table; SET
+// 'expression.errors' = 'fail' (kept when \set rebuilds the session)
+// makes the same query fail.
+func TestShellExpressionErrors(t *testing.T) {
+	var out bytes.Buffer
+	sh, err := NewShell(NotebookOptions("."), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	steps := []string{
+		"CREATE TABLE t (k BIGINT); INSERT INTO t VALUES (1), (2), (3);",
+		"SELECT k, 6 / (k - 2) AS q FROM t;",
+		"CREATE TABLE u (q BIGINT); INSERT INTO u SELECT 6 / (k - 2) FROM t;",
+		"SET 'expression.errors' = 'fail';", `\set parallelism 3`,
+		"SELECT k, 6 / (k - 2) AS q FROM t;",
+	}
+	for _, s := range steps {
+		out.WriteString("> " + s + "\n")
+		if err := sh.Run(context.Background(), s); err != nil {
+			out.WriteString(RenderError(err, "") + "\n")
+		}
+	}
+	golden(t, "exprerrors.golden", out.String())
+}

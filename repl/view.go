@@ -127,6 +127,9 @@ func (v *view) status() string {
 	if n := v.q.h.Skipped(); n > 0 {
 		s += fmt.Sprintf(" · %d not shown (the view keeps the newest %d)", n, v.s.sess.ResultTail())
 	}
+	if n := v.q.h.ExprErrors().Count; n > 0 {
+		s += fmt.Sprintf(" · %d %s (NULL instead)", n, plural(int(n), "expression error", "expression errors"))
+	}
 	if wm := v.q.h.Watermark(); wm > 0 && wm < 1<<62 {
 		s += " · watermark " + time.UnixMilli(wm).UTC().Format(types.TimestampLayout)
 	}
@@ -153,6 +156,9 @@ func (v *view) finish(how string) {
 	}
 	if how != "" {
 		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes; \\restore resumes it from a checkpoint", how, n)))
+	}
+	if note := rowErrorsNote(v.q.h.ExprErrors(), v.q.at); note != "" {
+		fmt.Fprintln(v.out(), v.dim(note))
 	}
 }
 

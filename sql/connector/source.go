@@ -38,7 +38,7 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 		return engine.Element[ops.Change]{}, false, nil
 	}
 	s.idle.active()
-	if w := s.table.Watermark; w != nil {
+	if w := s.watermark; w != nil {
 		v, err := w.Eval(row)
 		if err != nil {
 			return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: watermark: %w", s.table.Name, err)
@@ -129,6 +129,7 @@ func Open(t *Table, env Env) (*Source, error) {
 		return nil, err
 	}
 	src := newSource(t, r)
+	src.watermark = env.RowErrors.NonStrict(t.Watermark, "WATERMARK of "+t.Name)
 	if src.idle, err = openIdleness(t, env); err != nil {
 		_ = r.close()
 		return nil, err

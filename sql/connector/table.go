@@ -151,6 +151,9 @@ type Env struct {
 	// Subtask and Parallelism place a source subtask among its stage's
 	// (a kafka scan spreads partitions over them); zero for one subtask.
 	Subtask, Parallelism int
+	// RowErrors, when set, makes a WATERMARK expression that fails on a
+	// row give no watermark for it (counted) instead of failing the query.
+	RowErrors *expr.RowErrors
 }
 
 // Path resolves a file path option against BaseDir.
@@ -182,10 +185,12 @@ type Source struct {
 	table *Table
 	r     rowReader
 	kinds kindReader // r when its rows may retract, else nil
-	wm    int64
-	wmDue bool
-	state uint8 // 0 rows, 1 final watermark sent, 2 ended
-	idle  idleness
+	// watermark is the table's WATERMARK expression (nil: none).
+	watermark expr.Expr
+	wm        int64
+	wmDue     bool
+	state     uint8 // 0 rows, 1 final watermark sent, 2 ended
+	idle      idleness
 	// ext, when set, is a source that does all of the above itself (a
 	// kafka subtask: per-partition watermarks and positions).
 	ext engine.Source[ops.Change]
@@ -197,5 +202,5 @@ type kindReader interface{ lastKind() ops.Kind }
 
 func newSource(t *Table, r rowReader) *Source {
 	kinds, _ := r.(kindReader)
-	return &Source{table: t, r: r, kinds: kinds, wm: math.MinInt64}
+	return &Source{table: t, r: r, kinds: kinds, watermark: t.Watermark, wm: math.MinInt64}
 }

@@ -26,6 +26,8 @@ type node struct {
 	eval evalFunc
 	// konst is set when the node is a constant (literal or folded).
 	konst *types.Value
+	// col is set when the node reads a column (it cannot fail).
+	col bool
 }
 
 func (n *node) Type() types.Type                      { return n.typ }
@@ -131,7 +133,7 @@ func (c *Compiler) compile(e ast.Expr) (*node, error) {
 }
 
 func (c *Compiler) column(idx int) *node {
-	return &node{typ: c.Schema.Cols[idx].Type, eval: func(r types.Row) (types.Value, error) {
+	return &node{typ: c.Schema.Cols[idx].Type, col: true, eval: func(r types.Row) (types.Value, error) {
 		if idx >= len(r) {
 			return types.NullValue, nil
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"clink/engine"
+	"clink/sql/expr"
 	"clink/sql/types"
 	"clink/state"
 )
@@ -74,13 +75,23 @@ func (k *keyed) process(input int, ch Change) error {
 	key, null, err := k.keys[input].Append(k.scratch[:0], ch.Row)
 	k.scratch = key
 	if err != nil {
-		return fmt.Errorf("%s: key: %w", k.name, err)
+		return k.keyErr(err)
 	}
 	val, found, err := k.ctx.Backend.Get(k.ctx.OpID, key)
 	if err != nil {
 		return fmt.Errorf("%s: read state: %w", k.name, err)
 	}
 	return k.apply(input, ch, key, null, val, found)
+}
+
+// keyErr is what a record whose key failed to evaluate does: nothing
+// (nil) when the row is dropped under the row-level error rule
+// (expr.DropRow counts it), else it fails with the error.
+func (k *keyed) keyErr(err error) error {
+	if expr.DropRow(err) {
+		return nil
+	}
+	return fmt.Errorf("%s: key: %w", k.name, err)
 }
 
 // processHot is the inline hit path (engine.HotProcessor) for operators
@@ -151,7 +162,9 @@ func (b *body) Label() string {
 // Run issues the record's read.
 func (b *body) Run(r *engine.Record) {
 	if b.err != nil {
-		b.done(r, state.Lookup{}, fmt.Errorf("%s: key: %w", b.k.name, b.err))
+		err := b.k.keyErr(b.err)
+		b.release()
+		r.Finish(err)
 		return
 	}
 	lk, t := b.k.async.GetAsync(b.k.ctx.OpID, b.key, 0)
@@ -168,14 +181,19 @@ func (b *body) done(r *engine.Record, lk state.Lookup, err error) {
 		k.cur = r
 		err = k.apply(b.input, b.ch, b.key, b.null, lk.Value, lk.Found)
 		k.cur = nil
-	} else if b.err == nil {
+	} else {
 		err = fmt.Errorf("%s: read state: %w", k.name, err)
 	}
-	b.ch, b.err = Change{}, nil
-	b.next, k.free = k.free, b
+	b.release()
 	if err != errSuspended {
 		r.Finish(err)
 	}
+}
+
+// release returns the body to its operator's pool.
+func (b *body) release() {
+	b.ch, b.err = Change{}, nil
+	b.next, b.k.free = b.k.free, b
 }
 
 // fetch reads more entries of the current record's key (keys must hash

@@ -206,6 +206,9 @@ func (j *lookupJoin) gateKey(c Change) uint64 {
 func (j *lookupJoin) lookup(s async.Scheduler, c Change) *async.Task[*lookupOut] {
 	ks, err := j.keys(c.Row)
 	if err != nil {
+		if expr.DropRow(err) { // the row-level error rule: dropped, counted
+			return async.Resolved(&lookupOut{}, nil)
+		}
 		return async.Resolved[*lookupOut](nil, &permanentError{err})
 	}
 	u, ok := j.cfg.URL(ks)

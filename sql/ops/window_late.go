@@ -105,7 +105,7 @@ func (k *keyed) processWith(input int, ch Change, fn lateApply) error {
 	key, _, err := k.keys[input].Append(k.scratch[:0], ch.Row)
 	k.scratch = key
 	if err != nil {
-		return fmt.Errorf("%s: key: %w", k.name, err)
+		return k.keyErr(err)
 	}
 	val, found, err := k.ctx.Backend.Get(k.ctx.OpID, key)
 	if err != nil {
@@ -136,7 +136,7 @@ func (b *lateRowBody) Label() string { return b.k.label(b.key) }
 // Run issues the key's read.
 func (b *lateRowBody) Run(r *engine.Record) {
 	if b.err != nil {
-		r.Finish(fmt.Errorf("%s: key: %w", b.k.name, b.err))
+		r.Finish(b.k.keyErr(b.err))
 		return
 	}
 	lk, t := b.k.async.GetAsync(b.k.ctx.OpID, b.key, 0)

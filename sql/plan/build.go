@@ -5,6 +5,7 @@ import (
 
 	"clink/engine"
 	"clink/sql/connector"
+	"clink/sql/expr"
 	"clink/sql/ops"
 	"clink/sql/types"
 	"clink/state"
@@ -20,6 +21,10 @@ type BuildOptions struct {
 	// MiniBatch folds GROUP BY changes per group between barriers and
 	// watermarks (ops.AggregateConfig.MiniBatch).
 	MiniBatch bool
+	// RowErrors, when set, puts the operators' expressions under the
+	// row-level error rule (NULL or a dropped row, counted there; see
+	// guard); nil is the strict mode: a failing expression fails the query.
+	RowErrors *expr.RowErrors
 }
 
 // Stage describes one engine stage for EXPLAIN and for the session's
@@ -100,6 +105,15 @@ func (b *builder) node(n *Node) (int, error) {
 		}
 		ins[k] = i
 	}
+	i, err := b.stage(b.guard(n), ins)
+	if err == nil {
+		b.done[n] = i
+	}
+	return i, err
+}
+
+// stage places n's operator over its inputs' stages.
+func (b *builder) stage(n *Node, ins []int) (int, error) {
 	switch n.Op {
 	case OpScan:
 		return b.scan(n), nil

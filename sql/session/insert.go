@@ -108,7 +108,7 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 	default:
 		return nil, ast.Errorf(st.At, "cannot INSERT INTO a %s table", t.Connector)
 	}
-	h, err := s.start(ctx, st.Query, "")
+	h, err := s.startWith(ctx, st.Query, "", startOpts{castTo: columnTypes(t, cols), castAt: st.Query.At})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,9 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 		rows[i] = castChange(ops.Change{Row: r}, t, cols).Row
 	}
 	t.Values.Append(rows...)
-	return message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name), nil
+	r := message("inserted %d row%s into %s", len(rows), plural(len(rows)), t.Name)
+	r.ExprErrors = h.ExprErrors()
+	return r, nil
 }
 
 // errComplete stops the start of an INSERT whose output is already final.
@@ -164,7 +166,8 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 		h.onClose = append(h.onClose, func() error { txn.Close(); return nil })
 		return nil
 	}
-	h, err := s.startWith(ctx, st.Query, "", startOpts{resume: s.cfg.Resume, setup: setup})
+	h, err := s.startWith(ctx, st.Query, "", startOpts{resume: s.cfg.Resume, setup: setup,
+		castTo: columnTypes(t, cols), castAt: st.Query.At})
 	if errors.Is(err, errComplete) {
 		return message("%s is already complete (written by an earlier run)", t.Name), nil
 	}
@@ -181,10 +184,12 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 	if err := txn.Finish(); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
+	r := message("wrote %d changes to %s", h.sink.Len(), t.Name)
 	if from := h.RestoredFrom(); from > 0 {
-		return message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName()), nil
+		r = message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName())
 	}
-	return message("wrote %d changes to %s", h.sink.Len(), t.Name), nil
+	r.ExprErrors = h.ExprErrors()
+	return r, nil
 }
 
 // sameLayout reports whether the query's rows are already the table's
@@ -201,7 +206,17 @@ func sameLayout(qcols []expr.Column, t *connector.Table, cols []int) bool {
 	return true
 }
 
-// castChange lays a result row out as a table row.
+// columnTypes are the types of t's columns cols, in order.
+func columnTypes(t *connector.Table, cols []int) []types.Type {
+	out := make([]types.Type, len(cols))
+	for i, c := range cols {
+		out[i] = t.Columns[c].Type
+	}
+	return out
+}
+
+// castChange lays a result row out as a table row (the query casts its
+// columns to the table's types: startOpts.castTo).
 func castChange(ch ops.Change, t *connector.Table, cols []int) ops.Change {
 	row := make(types.Row, len(t.Columns))
 	for i, c := range cols {

@@ -38,6 +38,8 @@ type Handle struct {
 
 	endInput atomic.Bool
 	rejects  atomic.Int64
+	// rowErrs counts row-level expression errors (nil in strict mode).
+	rowErrs *expr.RowErrors
 
 	mu      sync.Mutex
 	job     *engine.Job[ops.Change]
@@ -132,6 +134,10 @@ type startOpts struct {
 	resume string // "" fresh, "latest" or a checkpoint id
 	// setup runs after the run is chosen and before the job starts.
 	setup func(h *Handle) error
+	// castTo, when set, casts the result to these types (an INSERT's
+	// table columns; plan.Query.CastResult), errors positioned at castAt.
+	castTo []types.Type
+	castAt ast.Pos
 }
 
 // start plans q and starts its job fresh.
@@ -145,11 +151,14 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	if err != nil {
 		return nil, err
 	}
+	if o.castTo != nil {
+		pq.CastResult(o.castAt, o.castTo)
+	}
 	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism}
 	h.sink.TailCap = s.ResultTail()
 	h.sink.OnError = func(error) { h.cancelRun() }
-	h.phys, err = plan.Build(pq, plan.BuildOptions{Parallelism: h.par, HashSeed: s.cfg.HashSeed, Env: h.env(), Lookup: h.lookupEnv(),
-		MiniBatch: s.cfg.MiniBatch})
+	h.rowErrs = s.newRowErrors()
+	h.phys, err = plan.Build(pq, h.buildOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +203,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 
 func (h *Handle) env() connector.Env {
 	return connector.Env{BaseDir: h.s.cfg.BaseDir, Clock: h.s.cfg.Clock, EndInput: &h.endInput, Rejects: &h.rejects,
-		IdleTimeout: h.s.cfg.IdleTimeout}
+		IdleTimeout: h.s.cfg.IdleTimeout, RowErrors: h.rowErrs}
 }
 
 // ResultTail is how many of its newest changes each query keeps for views.
@@ -433,7 +442,8 @@ func (h *Handle) Result() *Result {
 	for i, c := range h.Columns {
 		cols[i] = c.Name
 	}
-	return &Result{Statement: h.SQL, Columns: cols, Rows: RenderRows(rows), Values: rows, Rejects: h.Rejects()}
+	return &Result{Statement: h.SQL, Columns: cols, Rows: RenderRows(rows), Values: rows, Rejects: h.Rejects(),
+		ExprErrors: h.ExprErrors()}
 }
 
 // Explain renders the query's operator graph.

@@ -119,8 +119,7 @@ func (h *Handle) Restore(ctx context.Context, id state.CheckpointID, p int) erro
 
 // rebuild re-plans the physical graph at the handle's parallelism.
 func (h *Handle) rebuild() error {
-	phys, err := plan.Build(h.Plan, plan.BuildOptions{Parallelism: h.par, HashSeed: h.s.cfg.HashSeed, Env: h.env(),
-		Lookup: h.lookupEnv(), MiniBatch: h.s.cfg.MiniBatch})
+	phys, err := plan.Build(h.Plan, h.buildOptions())
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"clink/sql/expr"
 	"clink/sql/types"
 )
 
@@ -17,6 +18,9 @@ type Result struct {
 	Values    []types.Row
 	// Rejects counts rows sources skipped (on_error='skip').
 	Rejects int64
+	// ExprErrors reports a query's row-level expression errors (rows that
+	// evaluated to NULL or were dropped instead of failing the query).
+	ExprErrors expr.RowErrorReport
 }
 
 func message(format string, args ...any) *Result {
@@ -78,6 +82,9 @@ func (r *Result) String() string {
 	fmt.Fprintf(&b, "(%d row%s)\n", len(r.Rows), map[bool]string{true: "", false: "s"}[len(r.Rows) == 1])
 	if r.Message != "" {
 		b.WriteString(r.Message + "\n")
+	}
+	if w := r.ExprErrors.String(); w != "" {
+		b.WriteString("WARNING: " + w + "\n")
 	}
 	return b.String()
 }

@@ -90,6 +90,12 @@ type Config struct {
 	// group's latest row (`clink run --final`): a group updated a million
 	// times costs one emitted update per batch.
 	MiniBatch bool
+	// StrictExpressions makes a row-level expression error (division by
+	// zero, overflow, a bad cast of a value) fail the query, as Flink does
+	// (SET 'expression.errors' = 'fail'); by default the row gets NULL
+	// there (or is dropped where a key fails) and the error is counted
+	// (Handle.ExprErrors), as RisingWave does.
+	StrictExpressions bool
 }
 
 // DefaultResultTail is the changelog tail a query keeps for its views.
@@ -305,6 +311,7 @@ func (s *Session) settings() [][]string {
 		{"state", stateuri.Redact(s.cfg.StateURI)},
 		{plan.AllowedLatenessOption, (time.Duration(s.cat.AllowedLateness()) * time.Millisecond).String()},
 		{connector.IdleTimeoutOption, s.cfg.IdleTimeout.String()},
+		{ExpressionErrorsOption, s.expressionErrorsValue()},
 	}
 }
 
@@ -340,9 +347,15 @@ func (s *Session) set(st *ast.Set) (*Result, error) {
 			return nil, ast.Errorf(st.At, "%s: want a non-negative duration such as '5s' or '500ms', got %q", connector.IdleTimeoutOption, st.Value)
 		}
 		s.cfg.IdleTimeout = d
+	case key == ExpressionErrorsOption:
+		strict, err := parseExpressionErrors(st.Value)
+		if err != nil {
+			return nil, ast.Errorf(st.At, "%v", err)
+		}
+		s.cfg.StrictExpressions = strict
 	default:
-		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state, %s, %s)", st.Key,
-			plan.AllowedLatenessOption, connector.IdleTimeoutOption)
+		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state, %s, %s, %s)", st.Key,
+			plan.AllowedLatenessOption, connector.IdleTimeoutOption, ExpressionErrorsOption)
 	}
 	return message("set %s = %s", st.Key, st.Value), nil
 }
