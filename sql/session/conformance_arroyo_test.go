@@ -25,9 +25,9 @@ import (
 )
 
 // arroyoShared holds Arroyo's cars.json input and the golden outputs of its
-// SQL test queries (crates/arroyo-sql-testing), shared outside the
-// repository next to the main checkout (issue 16).
-const arroyoShared = "../../../shared/conformance/arroyo-sql-testing"
+// SQL test queries (crates/arroyo-sql-testing), copied into the repository
+// from the shared conformance set (issue 16) so a clean checkout has them.
+const arroyoShared = "../testdata/conformance/arroyo-sql-testing"
 
 // arroyoTranslations holds one clink translation per Arroyo query, named
 // after it; each file's header names the Arroyo file and every
