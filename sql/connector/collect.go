@@ -45,9 +45,6 @@ type Collector struct {
 	// OnBarrier, when set, is told the change count when a checkpoint's
 	// barrier reaches the sink.
 	OnBarrier func(id state.CheckpointID, n int)
-	// SinkState, when set, adds entries to each checkpoint's sink state,
-	// after OnBarrier (a transactional file sink records its output).
-	SinkState func(id state.CheckpointID) []engine.SinkEntry
 	// Discard keeps neither the tail nor the table, only the count (file
 	// sinks: memory stays bounded); set it before the first change.
 	Discard bool
@@ -60,7 +57,8 @@ type Collector struct {
 	// restores start a new process from the durable checkpoint.
 	NoRewind bool
 	// Stage, when set, keeps state of its own in the job's checkpoints
-	// next to the table's (an exactly-once Kafka sink's staged changes);
+	// next to the table's, after OnBarrier (an exactly-once Kafka sink's
+	// staged changes, a transactional file sink's record of its output);
 	// the collector forwards the StatefulSink calls to it.
 	Stage    engine.StatefulSink
 	restored bool
@@ -261,22 +259,17 @@ func (c *Collector) Rows() int {
 
 // SnapshotSink records the table's buckets changed since the previous
 // checkpoint, so a restarted process resumes the whole result (--final
-// after --restore), and adds SinkState's entries. File sinks (Discard) keep
-// no table and record only SinkState's, as does a sink that is not
-// Durable.
+// after --restore), and adds Stage's entries. File sinks (Discard) keep
+// no table and record only Stage's, as does a sink that is not Durable.
 func (c *Collector) SnapshotSink(id state.CheckpointID) []engine.SinkEntry {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []engine.SinkEntry
 	if c.Stage != nil {
 		out = c.Stage.SnapshotSink(id)
 	}
 	if !c.Discard && c.Durable {
 		out = append(out, c.table.snapshot(id)...)
-	}
-	extra := c.SinkState
-	c.mu.Unlock()
-	if extra != nil {
-		out = append(out, extra(id)...)
 	}
 	return out
 }

@@ -227,6 +227,18 @@ func (s *TxnFileSink) Barrier(id state.CheckpointID) {
 	}
 }
 
+// SnapshotSink is Record: the sink's part of each checkpoint (it makes the
+// sink an engine.StatefulSink for Collector.Stage).
+func (s *TxnFileSink) SnapshotSink(id state.CheckpointID) []engine.SinkEntry { return s.Record(id) }
+
+// SinkCheckpointDone has nothing to undo: a failed checkpoint is never
+// published, and the next one records the output again.
+func (s *TxnFileSink) SinkCheckpointDone(state.CheckpointID, error) {}
+
+// RestoreSink reads nothing: the session checks the restored record
+// before the sink opens (session fence.go).
+func (s *TxnFileSink) RestoreSink(func([][]byte) ([][]byte, error)) error { return nil }
+
 // Record is the sink's entry in checkpoint id's sink state (call it after
 // Barrier(id)): the output's length and CRC-32C once id is published, or,
 // when staging failed, a record that refuses a restore of id.

@@ -161,7 +161,7 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 			h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
 		}
 		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { txn.Barrier(id) }
-		h.sink.SinkState = txn.Record
+		h.sink.Stage = txn
 		h.onCommit = txn.Committed
 		h.onClose = append(h.onClose, func() error { txn.Close(); return nil })
 		return nil
