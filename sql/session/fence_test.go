@@ -47,15 +47,23 @@ func TestFencedQueryStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	latest, err := other.Latest(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Restore(ctx, latest); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Commit(ctx, &state.Delta{ID: latest + 1, Parent: latest}); err != nil {
-		t.Fatal(err)
+	// Take the run over; the running query may commit in between, which
+	// fences this writer instead: retry until the takeover lands.
+	for {
+		latest, err := other.Latest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Restore(ctx, latest); err != nil {
+			t.Fatal(err)
+		}
+		err = other.Commit(ctx, &state.Delta{ID: latest + 1, Parent: latest})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, state.ErrFenced) || ctx.Err() != nil {
+			t.Fatal(err)
+		}
 	}
 	insertBatch(t, s, 200, 400)
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)

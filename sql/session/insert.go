@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"clink/engine"
 	"clink/sql/ast"
 	"clink/sql/connector"
 	"clink/sql/expr"
@@ -132,6 +133,19 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 // errComplete stops the start of an INSERT whose output is already final.
 var errComplete = errors.New("output already complete")
 
+// stagedSink is an exactly-once sink: it stages each checkpoint's changes
+// (in files, or in the checkpoint itself) and publishes them when the
+// checkpoint completes; a restarted run finds a finished output Complete.
+type stagedSink interface {
+	engine.StatefulSink
+	Write(ops.Change)
+	Barrier(state.CheckpointID)
+	Committed(state.CheckpointID) error
+	Complete() bool
+	Finish() error
+	Close()
+}
+
 // insertFile runs INSERT INTO a csv / jsonl table through the
 // transactional file sink: output is published with each checkpoint, and
 // with Config.Resume the statement resumes from its checkpoint (or is
@@ -141,29 +155,42 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 	for i, c := range cols {
 		names[i] = t.Columns[c].Name
 	}
-	var txn *connector.TxnFileSink
+	return s.insertStaged(ctx, t, cols, st, func(h *Handle) (stagedSink, string, error) {
+		txn, err := h.openTxnSink(ctx, t, names)
+		return txn, "", err
+	})
+}
+
+// insertStaged runs an INSERT into the sink open returns (with a mode to
+// report, "" for none), resuming or skipping it as insertFile says.
+func (s *Session) insertStaged(ctx context.Context, t *connector.Table, cols []int, st *ast.Insert,
+	open func(h *Handle) (stagedSink, string, error)) (*Result, error) {
+	var (
+		sink stagedSink
+		mode string
+	)
 	setup := func(h *Handle) error {
 		if len(h.Columns) != len(cols) {
 			return ast.Errorf(st.Query.At, "query has %d columns, table %s takes %d", len(h.Columns), t.Name, len(cols))
 		}
 		var err error
-		if txn, err = h.openTxnSink(ctx, t, names); err != nil {
+		if sink, mode, err = open(h); err != nil {
 			return err
 		}
-		if txn.Complete() {
-			txn.Close()
+		if sink.Complete() {
+			sink.Close()
 			return errComplete
 		}
 		h.sink.Discard = true
 		if sameLayout(h.Columns, t, cols) {
-			h.sink.Tee = txn.Write
+			h.sink.Tee = sink.Write
 		} else {
-			h.sink.Tee = func(ch ops.Change) { txn.Write(castChange(ch, t, cols)) }
+			h.sink.Tee = func(ch ops.Change) { sink.Write(castChange(ch, t, cols)) }
 		}
-		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { txn.Barrier(id) }
-		h.sink.Stage = txn
-		h.onCommit = txn.Committed
-		h.onClose = append(h.onClose, func() error { txn.Close(); return nil })
+		h.sink.OnBarrier = func(id state.CheckpointID, _ int) { sink.Barrier(id) }
+		h.sink.Stage = sink
+		h.onCommit = sink.Committed
+		h.onClose = append(h.onClose, func() error { sink.Close(); return nil })
 		return nil
 	}
 	h, err := s.startWith(ctx, st.Query, "", startOpts{resume: s.cfg.Resume, setup: setup,
@@ -181,12 +208,19 @@ func (s *Session) insertFile(ctx context.Context, t *connector.Table, cols []int
 	if err := h.finalGuard(ctx); err != nil {
 		return nil, err
 	}
-	if err := txn.Finish(); err != nil {
+	if err := sink.Finish(); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	r := message("wrote %d changes to %s", h.sink.Len(), t.Name)
+	var how []string
+	if mode != "" {
+		how = append(how, mode)
+	}
 	if from := h.RestoredFrom(); from > 0 {
-		r = message("wrote %d changes to %s (resumed from checkpoint %d of %s)", h.sink.Len(), t.Name, from, h.CheckpointName())
+		how = append(how, fmt.Sprintf("resumed from checkpoint %d of %s", from, h.CheckpointName()))
+	}
+	r := message("wrote %d changes to %s", h.sink.Len(), t.Name)
+	if len(how) > 0 {
+		r = message("wrote %d changes to %s (%s)", h.sink.Len(), t.Name, strings.Join(how, "; "))
 	}
 	r.ExprErrors = h.ExprErrors()
 	return r, nil
