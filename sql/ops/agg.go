@@ -415,7 +415,7 @@ func (a *Aggregate) startRec(ch Change, key, val []byte, found bool) (*aggRec, e
 	}
 	r := &a.rec
 	*r = aggRec{key: key, row: ch.Row, retract: ch.Kind.Retracts(), found: found, n: n, parts: parts,
-		vals: r.vals, inc: r.inc, trees: r.trees}
+		vals: r.vals, inc: r.inc, trees: r.trees, lists: r.lists}
 	if r.retract && n == 0 {
 		return nil, nil
 	}

@@ -119,7 +119,7 @@ func (a *Aggregate) pendingRow(e *foldEntry) (types.Row, error) {
 		return nil, fmt.Errorf("%s: %w", a.name, err)
 	}
 	r := &a.rec
-	*r = aggRec{row: e.row, parts: parts, vals: r.vals, inc: r.inc, trees: r.trees}
+	*r = aggRec{row: e.row, parts: parts, vals: r.vals, inc: r.inc, trees: r.trees, lists: r.lists}
 	if err := a.loadRec(r); err != nil {
 		return nil, fmt.Errorf("%s: %w", a.name, err)
 	}
