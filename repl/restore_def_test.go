@@ -68,3 +68,55 @@ func TestRestoreRefusesEditedTable(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreWritesNothing: resuming a query from a durable directory
+// without checkpointing writes nothing there (probing for the newest run
+// used to create the next run's directory), so a read-only copy of the
+// state can be restored to inspect a result.
+func TestRestoreWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	var data strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&data, "%d,%d\n", i%7, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), []byte(data.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	script := "CREATE TABLE ev (k BIGINT, v BIGINT) WITH (connector = 'csv', path = 'a.csv', rate = '30000');\nSELECT k, COUNT(*) FROM ev GROUP BY k;\n"
+	run := func(interval time.Duration, restore string) string {
+		var out bytes.Buffer
+		o := RunOptions{StateURI: "disagg-file://" + state, Parallelism: 2, Format: FormatCSV, Final: true, BaseDir: dir,
+			CheckpointInterval: interval, Restore: restore}
+		if err := RunScript(context.Background(), o, script, &out); err != nil {
+			t.Fatalf("run (restore %q): %v", restore, err)
+		}
+		return out.String()
+	}
+	listing := func() string {
+		var b strings.Builder
+		err := filepath.WalkDir(state, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "%s %d %v\n", p, fi.Size(), fi.ModTime())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	first := run(5*time.Millisecond, "")
+	before := listing()
+	if got := run(0, "latest"); got != first {
+		t.Fatalf("restored result %q, want %q", got, first)
+	}
+	if after := listing(); after != before {
+		t.Fatalf("the restore wrote to the state directory:\nbefore\n%s\nafter\n%s", before, after)
+	}
+}

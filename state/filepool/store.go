@@ -33,7 +33,9 @@ type Store struct {
 
 var _ objpool.ObjectStore = (*Store)(nil)
 
-// NewStore opens (creating it if needed) the directory dir.
+// NewStore opens the directory dir. Nothing is created before the first
+// write, so probing or restoring a read-only copy needs no write access
+// (a directory that does not exist holds nothing).
 func NewStore(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("filepool: empty directory")
@@ -42,8 +44,8 @@ func NewStore(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filepool: %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("filepool: create %s: %w", abs, classify(err))
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("filepool: %s is not a directory", abs)
 	}
 	return &Store{dir: abs}, nil
 }
@@ -226,6 +228,9 @@ func (s *Store) PutIfMatch(ctx context.Context, key string, data []byte, etag st
 // lock takes the directory's exclusive flock, which serialises
 // compare-and-swap across processes.
 func (s *Store) lock() (func(), error) {
+	if err := mkdirDurable(s.dir); err != nil {
+		return nil, fmt.Errorf("%s: create: %w", s, err)
+	}
 	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: open lock: %w", s, classify(err))
