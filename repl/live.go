@@ -212,7 +212,17 @@ func (s *Shell) awaitEnd(ctx context.Context, q *query, v *view) (bool, error) {
 // key acts on a key pressed during a live query; it reports whether the
 // user asked to stop.
 func (s *Shell) key(base context.Context, q *query, v *view, k byte) bool {
+	if esc, dir := v.arrowKey(k); esc {
+		if dir != 0 {
+			v.scroll(dir)
+		}
+		return false
+	}
 	switch k {
+	case '<', ',':
+		v.scroll(-1)
+	case '>', '.':
+		v.scroll(1)
 	case 'q', 'Q', 3:
 		return true
 	case 'c', 'C':

@@ -35,6 +35,9 @@ type Options struct {
 	Keys func(ctx context.Context) (keys <-chan byte, wait func())
 	// Height returns the terminal height (nil: 24 lines).
 	Height func() int
+	// Width returns the terminal width (nil: 80 columns); live views
+	// fit their lines to it so that redraws stay in place.
+	Width func() int
 	// Dashboard, when set, is what \tui (and t during a live query)
 	// opens; it needs Live.
 	Dashboard Dashboard
@@ -356,6 +359,16 @@ func offsetPos(src string, off int) ast.Pos {
 	line := 1 + strings.Count(src[:off], "\n")
 	col := off - (strings.LastIndexByte(src[:off], '\n') + 1) + 1
 	return ast.Pos{Offset: off, Line: line, Col: col}
+}
+
+// width is the terminal width for live views (80 when unknown).
+func (o Options) width() int {
+	if o.Width != nil {
+		if w := o.Width(); w > 0 {
+			return w
+		}
+	}
+	return 80
 }
 
 // height is the terminal height for live tables (24 when unknown).

@@ -27,6 +27,8 @@ type view struct {
 	notice string
 	widths []int // append mode column widths
 	header bool
+	colOff int // the live table's first shown column
+	esc    int // bytes of an arrow key's escape sequence read so far
 }
 
 func newView(s *Shell, q *query) *view {
@@ -96,25 +98,10 @@ func (v *view) clear() {
 	}
 }
 
-// tableText renders the materialised result, at most maxLines lines.
+// tableText renders the materialised result to fit the terminal, at
+// most maxLines lines.
 func (v *view) tableText(maxLines int) string {
-	if maxLines < 4 {
-		maxLines = 4
-	}
-	rows := v.q.h.Head(maxLines)
-	text := TableOf(v.q.h.Columns, rows)
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	lines = lines[:len(lines)-1] // the row count of the head, not the result
-	if len(lines) > maxLines-1 {
-		lines = lines[:maxLines-1]
-	}
-	shown := len(lines) - 2
-	if total := v.q.h.Rows(); total > shown {
-		lines = append(lines, fmt.Sprintf("... %d more rows (%d rows)", total-shown, total))
-	} else {
-		lines = append(lines, fmt.Sprintf("(%d %s)", total, plural(total, "row", "rows")))
-	}
-	return strings.Join(lines, "\n") + "\n"
+	return strings.Join(v.frame(maxLines), "\n") + "\n"
 }
 
 // status is the live status line: progress and the live keys.
@@ -136,19 +123,26 @@ func (v *view) status() string {
 	if v.notice != "" {
 		s += " · " + v.notice
 	}
-	return v.dim(s + "  [c checkpoint · x crash · r restore · Ctrl-C stop]")
+	return v.dim(clip(s+"  [c checkpoint · x crash · r restore · Ctrl-C stop]", v.liveWidth()))
 }
 
 // finish prints the final output: the whole table (table mode) or a
-// summary line, with how the query ended.
+// summary line, with how the query ended. A live table stopped or failed
+// leaves its last frame, not the whole result (\result prints that).
 func (v *view) finish(how string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.clear()
 	n := v.q.h.Len()
-	if v.mode == ModeTable {
+	switch {
+	case v.mode == ModeTable && v.live && how != "":
+		io.WriteString(v.out(), v.tableText(v.s.opts.height()-3))
+		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes (\\result: all rows, \\restore: resume)", how, n)))
+		v.rowErrors()
+		return
+	case v.mode == ModeTable:
 		v.s.printTable(v.q)
-	} else {
+	default:
 		if skipped := v.q.h.Skipped(); skipped > 0 {
 			fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- %d of %d changes not shown: the view keeps the newest %d (clink run prints them all)", skipped, n, v.s.sess.ResultTail())))
 		}
@@ -157,6 +151,11 @@ func (v *view) finish(how string) {
 	if how != "" {
 		fmt.Fprintln(v.out(), v.dim(fmt.Sprintf("-- query %s after %d changes; \\restore resumes it from a checkpoint", how, n)))
 	}
+	v.rowErrors()
+}
+
+// rowErrors prints the note on expression errors, if any.
+func (v *view) rowErrors() {
 	if note := rowErrorsNote(v.q.h.ExprErrors(), v.q.at); note != "" {
 		fmt.Fprintln(v.out(), v.dim(note))
 	}

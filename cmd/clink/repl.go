@@ -56,6 +56,12 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 					return 0
 				}
 				return h
+			}, Width: func() int {
+				w, _, err := term.GetSize(os.Stdout.Fd())
+				if err != nil {
+					return 0
+				}
+				return w
 			}, Dashboard: replDashboard},
 		HistoryFile: repl.DefaultHistoryFile(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 	}

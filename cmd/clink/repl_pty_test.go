@@ -21,14 +21,21 @@ type ptySession struct {
 	cmd *exec.Cmd
 	mu  sync.Mutex
 	buf bytes.Buffer
+	all bytes.Buffer // everything written, for a terminal emulator
 	wg  sync.WaitGroup
 }
 
 func startPTY(t *testing.T, history string) *ptySession {
 	t.Helper()
+	return startPTYSize(t, history, 40, 120)
+}
+
+// startPTYSize starts the REPL in a terminal of rows x cols.
+func startPTYSize(t *testing.T, history string, rows, cols uint16) *ptySession {
+	t.Helper()
 	cmd := exec.Command(clinkBinary(t), "repl", "--parallelism", "2")
 	cmd.Env = append(os.Environ(), "CLINK_HISTORY="+history, "NO_COLOR=1", "TERM=xterm")
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
 	}
@@ -41,6 +48,7 @@ func startPTY(t *testing.T, history string) *ptySession {
 			n, err := f.Read(b)
 			p.mu.Lock()
 			p.buf.Write(b[:n])
+			p.all.Write(b[:n])
 			p.mu.Unlock()
 			if err != nil {
 				return
@@ -55,6 +63,20 @@ func startPTY(t *testing.T, history string) *ptySession {
 	})
 	p.expect("clink>")
 	return p
+}
+
+// mark is the length of all output so far.
+func (p *ptySession) mark() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.all.Len()
+}
+
+// since is the output written after mark m.
+func (p *ptySession) since(m int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.all.String()[m:]
 }
 
 // send types s; with a trailing Enter it first waits for the prompt, since
