@@ -33,6 +33,7 @@ func init() {
 		{`\unset`, "NAME", "reset a setting to its default", (*Shell).cmdUnset},
 		{`\mode`, "[table|changelog|append]", "show or change how a SELECT is shown", (*Shell).cmdMode},
 		{`\timing`, "[on|off]", "toggle statement timing", (*Shell).cmdTiming},
+		{`\x`, "[on|off|auto]", "toggle expanded display (one line per column; auto: when wider than the terminal)", (*Shell).cmdExpanded},
 		{`\checkpoint`, "", "checkpoint the last query (live: press c)", (*Shell).cmdCheckpoint},
 		{`\crash`, "", "kill the last query's job without a checkpoint (live: press x)", (*Shell).cmdCrash},
 		{`\restore`, "[ID]", "restore the last query from a checkpoint (default: the latest) and resume it", (*Shell).cmdRestore},
@@ -84,7 +85,7 @@ func (s *Shell) cmdHelp(context.Context, string) error {
 	for _, c := range commandList {
 		fmt.Fprintf(&b, "  %-28s %s\n", c.name+" "+c.args, c.help)
 	}
-	b.WriteString("During a live query: c checkpoint, x crash, r restore, Ctrl-C (or q) stop.\n")
+	b.WriteString("During a live query: c checkpoint, x crash, r restore, < > (or arrows) scroll columns, Ctrl-C (or q) stop.\n")
 	b.WriteString("Line editing: Tab completes, Ctrl-R searches history, Ctrl-C clears the input, Ctrl-D quits.\n")
 	io.WriteString(s.out, b.String())
 	return nil

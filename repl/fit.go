@@ -102,6 +102,11 @@ func (v *view) frame(maxLines int) []string {
 	for i, r := range rows {
 		cells[i] = Cells(r)
 	}
+	if v.s.expand(names, cells) {
+		lines := v.expandedFrame(names, cells, maxLines)
+		clipLines(lines, width)
+		return lines
+	}
 	off, end := 0, len(names)
 	if len(names) > 0 {
 		off = min(v.colOff, len(names)-1)

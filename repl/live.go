@@ -80,7 +80,11 @@ func (s *Shell) printTable(q *query) {
 		rows = slices.Clone(rows)
 		types.SortRows(rows)
 	}
-	io.WriteString(s.out, TableOf(q.h.Columns, rows))
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = Cells(r)
+	}
+	io.WriteString(s.out, s.renderRows(ColumnNames(q.h.Columns), cells, RightAligned(q.h.Columns)))
 	if !q.h.Finished() && !q.crashed {
 		fmt.Fprintln(s.out, "(running: the input is unbounded)")
 	}

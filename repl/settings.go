@@ -33,11 +33,13 @@ func ParseMode(s string) (Mode, error) {
 // Settings are the shell's knobs, shown by \set and changed by \set and
 // \unset.
 type Settings struct {
-	StateURI           string
-	Parallelism        int
-	MaxInFlight        int
-	Mode               Mode
-	Timing             bool
+	StateURI    string
+	Parallelism int
+	MaxInFlight int
+	Mode        Mode
+	Timing      bool
+	// Expanded is the expanded display (\x); "" is off.
+	Expanded           Expanded
 	CheckpointInterval time.Duration
 	// Restore resumes queries from their checkpoints in a durable state
 	// URI: "latest" or a checkpoint id ("": fresh); see docs/durability.md.
@@ -85,12 +87,24 @@ var settings = []setting{
 		func(s *Settings) string { return onOff(s.Timing) },
 		func(s *Settings, v string) (err error) { s.Timing, err = parseOnOff(v); return err },
 		func(s *Settings, d Settings) { s.Timing = d.Timing }},
+	{"expanded", "expanded display, one line per column (on, off, or auto: when a table is wider than the terminal)",
+		func(s *Settings) string { return string(orOff(s.Expanded)) },
+		func(s *Settings, v string) (err error) { s.Expanded, err = parseExpanded(v); return err },
+		func(s *Settings, d Settings) { s.Expanded = d.Expanded }},
+}
+
+// orOff is e, or off when unset.
+func orOff(e Expanded) Expanded {
+	if e == "" {
+		return ExpandedOff
+	}
+	return e
 }
 
 // settingAliases map other spellings to a setting's name.
 var settingAliases = map[string]string{
 	"state_uri": "state", "state.uri": "state", "max_in_flight": "in_flight", "inflight": "in_flight",
-	"hot_max_bytes": "hot_budget", "checkpoint": "checkpoint_interval", "result_mode": "mode",
+	"hot_max_bytes": "hot_budget", "checkpoint": "checkpoint_interval", "result_mode": "mode", "x": "expanded",
 }
 
 func settingNames() []string {

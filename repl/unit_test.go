@@ -226,7 +226,8 @@ func TestShellCommands(t *testing.T) {
 		"SELECT k, SUM(v) AS s FROM t GROUP BY k;",
 		`\checkpoint`, "INSERT INTO t VALUES ('c', 5);", `\result`, `\crash`, `\crash`, `\restore 9`, `\restore 1`,
 		`\set`, `\set parallelism 3`, `\set parallelism zero`, `\set bogus 1`, `\unset parallelism`,
-		`\mode changelog`, `\mode sideways`, `\timing on`, `\timing off`, `\tui`, `\nope`,
+		`\mode changelog`, `\mode sideways`, `\timing on`, `\timing off`,
+		`\x`, `\result`, `\x auto`, `\result`, `\x sideways`, `\x`, `\x`, `\tui`, `\nope`,
 		"SELECT k FROM t WHERE;", "SELECT x FROM t;", `\quit`,
 	}
 	for _, s := range steps {

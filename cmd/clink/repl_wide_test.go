@@ -20,11 +20,17 @@ func TestLiveTableFitsTerminal(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		rows, cols uint16
-		counts     int // COUNT(*) columns beside the key
+		counts     int    // COUNT(*) columns beside the key
+		expanded   string // \x setting
+		scroll     bool   // press > and expect the columns to scroll
+		header     string // a regexp matching one line of each header
 	}{
-		{"narrow result, 80x24", 24, 80, 2},
-		{"80 columns, 80x24", 24, 80, 79},
-		{"80 columns, 120x40", 40, 120, 79},
+		{"narrow result, 80x24", 24, 80, 2, "off", false, `(?m)^-+\+-`},
+		{"80 columns, 80x24", 24, 80, 79, "off", true, `(?m)^-+\+-`},
+		{"80 columns, 120x40", 40, 120, 79, "off", true, `(?m)^-+\+-`},
+		{"80 columns expanded, 80x24", 24, 80, 79, "on", false, `(?m)^-\[ RECORD 1 \]`},
+		{"80 columns auto expanded, 80x24", 24, 80, 79, "auto", false, `(?m)^-\[ RECORD 1 \]`},
+		{"narrow auto, 80x24", 24, 80, 2, "auto", false, `(?m)^-+\+-`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startPTYSize(t, filepath.Join(t.TempDir(), "history"), tc.rows, tc.cols)
@@ -38,17 +44,25 @@ func TestLiveTableFitsTerminal(t *testing.T) {
 			p.send("CREATE VIEW wide AS SELECT " + strings.Join(cols, ", ") + " FROM bid GROUP BY auction;\r")
 			p.expect("created view wide")
 			p.expect("clink>")
+			p.send("\\x " + tc.expanded + "\r")
+			p.expect("expanded = " + tc.expanded)
+			p.expect("clink>")
 			m := p.mark()
 			p.send("SELECT * FROM wide;\r")
 			p.expect("changes")
 			time.Sleep(1500 * time.Millisecond) // about ten redraws
+			if tc.scroll {
+				p.send(">")
+				p.expect("columns 2-")
+				time.Sleep(300 * time.Millisecond)
+			}
 			p.send("\x03")
 			p.expect("query stopped")
 			p.expect("clink>")
 			scr := newScreen(int(tc.cols), int(tc.rows))
 			scr.write(p.since(m))
 			text := strings.TrimLeft(scr.text(), "\n")
-			headers := regexp.MustCompile(`(?m)^\s*akey\s+\|`).FindAllStringIndex(text, -1)
+			headers := regexp.MustCompile(tc.header).FindAllStringIndex(text, -1)
 			if len(headers) != 1 {
 				t.Errorf("%d copies of the header in the terminal, want 1:\n%s", len(headers), head(text, 40))
 			}
