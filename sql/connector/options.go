@@ -15,8 +15,8 @@ var fileOptions = []string{"path", "on_error", "rate", "format", MonitorInterval
 
 // connectorOptions lists each connector's option keys; datagen's per-column
 // options are "fields.<column>.<key>". A key no connector reads is refused
-// at CREATE TABLE: a mistyped or foreign option (Flink's format =
-// 'debezium-json' on a plain file) must not be ignored silently.
+// at CREATE TABLE: a mistyped or foreign option must not be ignored
+// silently.
 var connectorOptions = map[string][]string{
 	"values":  {"bounded", "append-only"},
 	"nexmark": {"table", "nexmark.table", "events", "events_per_second", "rate", "seed"},
@@ -30,7 +30,7 @@ var datagenFieldKeys = []string{"kind", "min", "max", "step", "null_rate", "leng
 
 // fileFormats is what the format option may say per file connector (the
 // connector already names the format; Flink's spelling is accepted).
-var fileFormats = map[string][]string{"csv": {"csv"}, "jsonl": {"json", "jsonl"}}
+var fileFormats = map[string][]string{"csv": {"csv"}, "jsonl": {"json", "jsonl", FormatDebezium}}
 
 // CheckOptions refuses options the table's connector does not read, and
 // a file table's format other than its own. Connectors that check their
@@ -53,7 +53,7 @@ func CheckOptions(t *Table) error {
 	}
 	if f, ok := t.Opt("format"); ok && fileFormats[t.Connector] != nil &&
 		!slices.Contains(fileFormats[t.Connector], strings.ToLower(strings.TrimSpace(f))) {
-		return t.OptErr("format", "a %s table reads %s; format %q is not supported (changelog formats such as debezium-json: not yet)",
+		return t.OptErr("format", "a %s table reads %s; format %q is not supported",
 			t.Connector, fileFormats[t.Connector][0], f)
 	}
 	return nil

@@ -113,7 +113,11 @@ func Open(t *Table, env Env) (*Source, error) {
 	case "csv":
 		r, err = openCSV(t, env)
 	case "jsonl":
-		r, err = openJSONL(t, env)
+		if Changelog(t) {
+			r, err = openDebeziumFile(t, env)
+		} else {
+			r, err = openJSONL(t, env)
+		}
 	case "datagen":
 		r, err = openDatagen(t, env)
 	case "kafka", "upsert-kafka":

@@ -27,12 +27,17 @@ func valuesUpdating(t *connector.Table) bool {
 	return len(t.PrimaryKey) > 0 || !t.AppendOnly || t.Values.Retracts()
 }
 
-// scanNode reads table t; a values table's scan says whether it retracts.
+// scanNode reads table t; a values table's scan says whether it retracts,
+// as does a changelog source's (connector.Changelog).
 func scanNode(t *connector.Table, alias string) *Node {
 	n := &Node{Op: OpScan, Schema: t.Schema(alias), Table: t, Detail: t.Name + " (" + t.Connector + ")"}
 	if valuesUpdating(t) {
 		n.Updating = true
 		n.Detail = t.Name + " (values, updating: DELETE and UPDATE retract)"
+	}
+	if connector.Changelog(t) {
+		n.Updating = true
+		n.Detail = t.Name + " (" + t.Connector + ", " + connector.ChangelogDetail(t) + ")"
 	}
 	return n
 }
