@@ -23,8 +23,8 @@ type kafkaDecoder struct {
 }
 
 func newKafkaDecoder(t *Table, o *KafkaOptions, env Env) (*kafkaDecoder, error) {
-	if o.Format != "json" {
-		return nil, fmt.Errorf("table %s: reading format %s from Kafka is not supported yet (format json is)", t.Name, o.Format)
+	if o.Format != "json" && o.Format != FormatDebezium {
+		return nil, fmt.Errorf("table %s: reading format %s from Kafka is not supported yet (json and debezium-json are)", t.Name, o.Format)
 	}
 	d := &kafkaDecoder{t: t, o: o, env: env, phys: &Table{Name: t.Name}}
 	for i, c := range t.Columns {
@@ -38,13 +38,62 @@ func newKafkaDecoder(t *Table, o *KafkaOptions, env Env) (*kafkaDecoder, error) 
 	return d, nil
 }
 
+// changes decodes a record: one +I for format json; for debezium-json the
+// envelope's one or two changes (decodeDebezium), each row with the
+// record's METADATA columns.
+//
+// An upsert-kafka record is an upsert of its value's row (+U), a
+// tombstone a -D of the row its JSON key fills (the PRIMARY KEY columns,
+// the others NULL); the Upsert operator after the scan turns them into a
+// changelog.
+func (d *kafkaDecoder) changes(r *kgo.Record) ([]ops.Change, error) {
+	if d.o.Upsert {
+		if r.Value != nil {
+			row, err := d.row(r)
+			if err != nil {
+				return nil, err
+			}
+			return []ops.Change{{Kind: ops.UpdateAfter, Row: row}}, nil
+		}
+		if r.Key == nil {
+			return nil, fmt.Errorf("a tombstone without a key")
+		}
+		kr, err := DecodeJSON(d.phys, r.Key)
+		if err != nil {
+			return nil, fmt.Errorf("key: %w", err)
+		}
+		return []ops.Change{{Kind: ops.Delete, Row: d.withMeta(r, kr)}}, nil
+	}
+	if d.o.Format != FormatDebezium {
+		row, err := d.row(r)
+		if err != nil {
+			return nil, err
+		}
+		return []ops.Change{{Kind: ops.Insert, Row: row}}, nil
+	}
+	chs, err := decodeDebezium(d.phys, r.Value)
+	if err != nil {
+		return nil, err
+	}
+	for i := range chs {
+		chs[i].Row = d.withMeta(r, chs[i].Row)
+	}
+	return chs, nil
+}
+
 func (d *kafkaDecoder) row(r *kgo.Record) (types.Row, error) {
 	pr, err := DecodeJSON(d.phys, r.Value)
 	if err != nil {
 		return nil, err
 	}
+	return d.withMeta(r, pr), nil
+}
+
+// withMeta spreads a row of the physical columns over the table's
+// columns and fills the METADATA ones from the record.
+func (d *kafkaDecoder) withMeta(r *kgo.Record, pr types.Row) types.Row {
 	if len(d.meta) == 0 {
-		return pr, nil
+		return pr
 	}
 	row := make(types.Row, len(d.t.Columns))
 	for i, c := range d.pcols {
@@ -53,7 +102,7 @@ func (d *kafkaDecoder) row(r *kgo.Record) (types.Row, error) {
 	for _, c := range d.meta {
 		row[c] = kafkaMetaValue(r, d.t.Metadata[c], d.t.Columns[c].Type)
 	}
-	return row, nil
+	return row
 }
 
 // bad handles a record that did not decode: on_error = 'fail' (the

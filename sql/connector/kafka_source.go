@@ -55,6 +55,15 @@ type kafkaSource struct {
 	wmDue  bool
 	state  uint8 // 0 rows, 1 final watermark sent, 2 ended
 	idleOn bool  // WatermarkIdle announced and no row since
+	// pending is the second change of a debezium-json update (+U) not yet
+	// emitted; its partition's next offset stays at the record (pendPart)
+	// so a checkpoint cut between the two resumes with the +U alone.
+	pending  *ops.Change
+	pendPart *kafkaPart
+	pendOff  int64
+	// half (after a Seek) is the partition whose record at its next
+	// offset had its first change emitted, or nil.
+	half *kafkaPart
 }
 
 // openKafka resolves the subtask's partitions and their start and stop
@@ -63,9 +72,6 @@ func openKafka(t *Table, env Env) (*kafkaSource, error) {
 	o, err := ParseKafka(t)
 	if err != nil {
 		return nil, err
-	}
-	if t.Connector == "upsert-kafka" {
-		return nil, fmt.Errorf("table %s: reading an upsert-kafka table is not supported yet (it can be written)", t.Name)
 	}
 	sub, par := env.Subtask, max(env.Parallelism, 1)
 	if par != o.Parallelism {
@@ -115,7 +121,8 @@ func openKafka(t *Table, env Env) (*kafkaSource, error) {
 	return s, nil
 }
 
-// Next emits the next row (as +I), watermark or end.
+// Next emits the next change (+I; debezium-json: its envelope's changes),
+// watermark or end.
 func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 	switch s.state {
 	case 1:
@@ -127,6 +134,11 @@ func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 	if s.wmDue {
 		s.wmDue = false
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: s.wm}, true, nil
+	}
+	if ch := s.pending; ch != nil {
+		s.pending = nil
+		s.pendPart.next = s.pendOff + 1
+		return s.emit(s.pendPart, *ch)
 	}
 	if s.allDone() {
 		s.state = 1
@@ -153,29 +165,43 @@ func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 			continue
 		}
 		p.next = r.Offset + 1
-		if r.Attrs.IsControl() || r.Value == nil {
-			continue // a transaction marker, or a tombstone
+		if r.Attrs.IsControl() || r.Value == nil && !s.o.Upsert {
+			continue // a transaction marker, or a tombstone (upsert-kafka: a delete)
 		}
-		row, err := s.dec.row(r)
+		half := s.half == p
+		s.half = nil
+		chs, err := s.dec.changes(r)
 		if err != nil {
 			if err := s.dec.bad(r, err); err != nil {
 				return engine.Element[ops.Change]{}, false, err
 			}
 			continue
 		}
-		p.last, p.idle, s.idleOn = s.clock.Now(), false, false
-		if w := s.t.Watermark; w != nil {
-			v, err := w.Eval(row)
-			if err != nil {
-				return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: watermark: %w", s.t.Name, err)
-			}
-			if !v.IsNull() && v.Int() > p.wm {
-				p.wm = v.Int()
-				s.partChanged()
-			}
+		if half && len(chs) == 2 {
+			chs = chs[1:]
 		}
-		return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: ops.Insert, Row: row}}, true, nil
+		if len(chs) == 2 {
+			p.next = r.Offset // until the +U is emitted
+			s.pending, s.pendPart, s.pendOff = &chs[1], p, r.Offset
+		}
+		return s.emit(p, chs[0])
 	}
+}
+
+// emit returns a change of partition p, raising p's watermark by its row.
+func (s *kafkaSource) emit(p *kafkaPart, ch ops.Change) (engine.Element[ops.Change], bool, error) {
+	p.last, p.idle, s.idleOn = s.clock.Now(), false, false
+	if w := s.t.Watermark; w != nil {
+		v, err := w.Eval(ch.Row)
+		if err != nil {
+			return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: watermark: %w", s.t.Name, err)
+		}
+		if !v.IsNull() && v.Int() > p.wm {
+			p.wm = v.Int()
+			s.partChanged()
+		}
+	}
+	return engine.Element[ops.Change]{Kind: engine.Data, Data: ch}, true, nil
 }
 
 func (s *kafkaSource) allDone() bool {
@@ -307,7 +333,9 @@ func (s *kafkaSource) record() (*kgo.Record, error) {
 const kafkaPosVersion = 0xA1
 
 // Position is each partition's next offset and stop offset, inside the
-// table's definition envelope (source_def.go).
+// table's definition envelope (source_def.go); between the two changes
+// of a debezium-json update it ends with the partition id + 1 whose
+// record at its next offset had its first change emitted.
 func (s *kafkaSource) Position() ([]byte, error) {
 	b := []byte{kafkaPosVersion}
 	b = binary.AppendUvarint(b, uint64(len(s.parts)))
@@ -315,6 +343,9 @@ func (s *kafkaSource) Position() ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(p.id))
 		b = binary.AppendUvarint(b, uint64(p.next))
 		b = binary.AppendUvarint(b, uint64(p.stop+1))
+	}
+	if s.pending != nil {
+		b = binary.AppendUvarint(b, uint64(s.pendPart.id)+1)
 	}
 	return s.t.wrapPosition(b), nil
 }
@@ -344,6 +375,12 @@ func (s *kafkaSource) Seek(pos []byte) error {
 			return fmt.Errorf("source %s: seek: the checkpoint read partition %d of topic %q, which this subtask does not (was the topic recreated?)", s.t.Name, id, s.o.Topic)
 		}
 		p.next, p.stop = next, stop
+	}
+	s.pending, s.half = nil, nil
+	if d.err == nil && len(d.b) != 0 {
+		if s.half = s.byID[int32(d.uint()-1)]; s.half == nil {
+			return fmt.Errorf("source %s: seek: kafka position is damaged", s.t.Name)
+		}
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return fmt.Errorf("source %s: seek: kafka position is damaged", s.t.Name)

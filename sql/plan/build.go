@@ -149,6 +149,8 @@ func (b *builder) stage(n *Node, ins []int) (int, error) {
 		return b.lookupStage(n, ins)
 	case OpSetOp, OpSemiJoin:
 		return b.setOrSemi(n, ins), nil
+	case OpUpsert:
+		return b.upsertStage(n, ins)
 	}
 	return 0, fmt.Errorf("plan: unknown operator %v", n.Op)
 }

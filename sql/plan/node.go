@@ -43,13 +43,16 @@ func (k OpKind) String() string {
 	if name, ok := groupingOpName(k); ok {
 		return name
 	}
+	if name, ok := upsertOpName(k); ok {
+		return name
+	}
 	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union", "SetOp", "SemiJoin"}[k]
 }
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
 	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin ||
-		k == OpOverGeneral || k == OpGroupTopN
+		k == OpOverGeneral || k == OpGroupTopN || k == OpUpsert
 }
 
 // Node is one plan operator and its output schema.
@@ -80,7 +83,8 @@ type Node struct {
 	Interval *IntervalInfo // IntervalJoin (bind_interval_join.go)
 
 	Grouping *GroupingInfo // Aggregate over an Expand (bind_grouping.go)
-	// Updating marks a Scan whose table retracts (appendonly.go).
+	// Updating marks a Scan whose table retracts (values_dml.go), and an
+	// Upsert (upsert.go).
 	Updating bool
 
 	// Detail and Key are EXPLAIN's description of the node and its key.
@@ -110,7 +114,7 @@ type Query struct {
 // AppendOnly reports whether the query's result only ever inserts.
 func (n *Node) AppendOnly() bool {
 	switch n.Op {
-	case OpAggregate, OpOverGeneral, OpGroupTopN:
+	case OpAggregate, OpOverGeneral, OpGroupTopN, OpUpsert:
 		return false
 	case OpScan:
 		return !n.Updating

@@ -39,6 +39,9 @@ func scanNode(t *connector.Table, alias string) *Node {
 		n.Updating = true
 		n.Detail = t.Name + " (" + t.Connector + ", " + connector.ChangelogDetail(t) + ")"
 	}
+	if t.Connector == "upsert-kafka" {
+		return upsertNode(n)
+	}
 	return n
 }
 
