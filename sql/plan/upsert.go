@@ -59,4 +59,3 @@ func (b *builder) upsertStage(n *Node, ins []int) (int, error) {
 		return ops.NewUpsert("upsert", b.opts.HashSeed, k)
 	}), nil
 }
-
