@@ -112,3 +112,12 @@ func debeziumEnvelope(b []byte) (map[string]json.RawMessage, error) {
 	}
 	return env, nil
 }
+
+// fileSinkFormat refuses writing a file table whose format is a
+// changelog format: debezium-json files are read only.
+func fileSinkFormat(t *Table) error {
+	if Changelog(t) {
+		return fmt.Errorf("table %s: writing format debezium-json to a file is not supported (it is read only; a jsonl table with format json writes a changelog with an op column, a kafka table writes debezium-json)", t.Name)
+	}
+	return nil
+}

@@ -213,3 +213,16 @@ func TestDebeziumFileOption(t *testing.T) {
 		t.Error("Changelog: want true only for debezium-json")
 	}
 }
+
+// TestDebeziumFileSinkRefused: a debezium-json file table cannot be
+// written, by either file sink.
+func TestDebeziumFileSinkRefused(t *testing.T) {
+	tab := debeziumFileTable(filepath.Join(t.TempDir(), "out.jsonl"))
+	_, err1 := CreateFileSink(tab, Env{}, []string{"k", "v"}, true)
+	_, err2 := LockTxnFileSink(tab, Env{}, []string{"k", "v"}, true, "q")
+	for _, err := range []error{err1, err2} {
+		if err == nil || !strings.Contains(err.Error(), "writing format debezium-json to a file is not supported") {
+			t.Errorf("err %v", err)
+		}
+	}
+}

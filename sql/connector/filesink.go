@@ -27,6 +27,9 @@ type FileSink struct {
 
 // CreateFileSink opens the file of table t for writing (truncating it).
 func CreateFileSink(t *Table, env Env, cols []string, changelog bool) (*FileSink, error) {
+	if err := fileSinkFormat(t); err != nil {
+		return nil, err
+	}
 	p, ok := t.Opt("path")
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector %s needs a path option", t.Name, t.Connector)

@@ -125,6 +125,9 @@ func (p *partWriter) discard() {
 // wrapping state.ErrFenced. It creates the staging directory and touches
 // nothing else; Open resumes or starts the output.
 func LockTxnFileSink(t *Table, env Env, cols []string, changelog bool, owner string) (*TxnFileSink, error) {
+	if err := fileSinkFormat(t); err != nil {
+		return nil, err
+	}
 	p, ok := t.Opt("path")
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector %s needs a path option", t.Name, t.Connector)
