@@ -24,7 +24,7 @@ func TestCreateTableErrors(t *testing.T) {
 		{`CREATE TABLE t (a INT, "A" INT)`, "duplicate column A", 24},
 		{"CREATE TABLE t (a INT, ts TIMESTAMP, WATERMARK FOR tz AS ts)", "unknown column tz", 52},
 		{"CREATE TABLE t (a INT PRIMARY KEY, b INT PRIMARY KEY)", "duplicate PRIMARY KEY", 42},
-		{"CREATE TABLE t (a INT) WITH (connector = 'jsonl', path = 'x', format = 'debezium-json')", `format "debezium-json" is not supported`, 63},
+		{"CREATE TABLE t (a INT) WITH (connector = 'jsonl', path = 'x', format = 'canal-json')", `format "canal-json" is not supported`, 63},
 		{"CREATE TABLE t (a INT) WITH (connector = 'csv', path = 'x', heder = 'true')", "unknown option for connector csv (known: ", 61},
 		{"CREATE TABLE t (a INT) WITH (connector = 'datagen', 'fields.b.min' = '1')", "unknown option for connector datagen", 53},
 		{"CREATE TABLE t (a INT) WITH (connector = 'datagen', 'fields.a.mn' = '1')", "fields.<column>.{kind,min", 53},

@@ -4,11 +4,9 @@
 -- has c and q, and @aa8cd24041dd613e8f100452bb66087f8001b625, which adds
 -- d and m = median(quantity)).
 -- Not comparable: its input, $input_dir/aggregate_updates.json (a Debezium
--- changelog of orders), is not in the shared data, and clink has no
--- debezium-json source (issue 18 puts it on the file sources). The test
--- only checks that this translation plans (EXPLAIN). Beware: clink's jsonl
--- table accepts format = 'debezium-json' (and any unknown option) without
--- a word and reads each envelope as a plain row of NULLs.
+-- changelog of orders), is not in the shared data, so the test only
+-- checks that this translation plans (EXPLAIN); clink's jsonl table reads
+-- format = 'debezium-json' as a changelog (+I, -U/+U, -D).
 -- Source: a jsonl table over aggregate_updates.jsonl with Arroyo's format;
 -- FLOAT is DOUBLE, INTEGER is INT. Sink: debezium_json with PRIMARY KEY
 -- id: the final state per product; c INT, d INT, q INT are BIGINT here.
