@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -136,20 +137,30 @@ func produceUpserts(t *testing.T, k *kafkaBroker, recs [][2]string) {
 func TestUpsertKafkaQueries(t *testing.T) {
 	k := newKafka(t, 1, "orders")
 	produceUpserts(t, k, upsertOrders)
-	s, err := session.New(session.Config{Parallelism: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Exec(context.Background(), custDDL+upsertDDL(k.addr)); err != nil {
-		t.Fatal(err)
-	}
-	checkChangelogQueries(t, s, "an upsert-kafka topic")
-	res, err := s.Exec(context.Background(), "EXPLAIN "+changelogQueries[0].q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plan := res[len(res)-1].Message; !strings.Contains(plan, "Upsert") {
-		t.Errorf("EXPLAIN shows no Upsert:\n%s", plan)
+	// memory:// runs the Upsert on the synchronous path, disagg-local://
+	// (deferred reads) on the async one
+	for _, uri := range []string{"memory://", "disagg-local://?latency=uniform(0.1ms,1ms)&hot_max_bytes=1KiB"} {
+		t.Run(uri, func(t *testing.T) {
+			s, err := session.New(session.Config{Parallelism: 2, StateURI: uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Exec(context.Background(), custDDL+upsertDDL(k.addr)); err != nil {
+				t.Fatal(err)
+			}
+			checkChangelogQueries(t, s, "an upsert-kafka topic")
+			res, err := s.Exec(context.Background(), "EXPLAIN "+changelogQueries[0].q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := "sync"
+			if uri != "memory://" {
+				path = "async"
+			}
+			if plan := res[len(res)-1].Message; !strings.Contains(plan, "Upsert") || !regexp.MustCompile(`upsert#1 .*`+path).MatchString(plan) {
+				t.Errorf("EXPLAIN shows no Upsert on the %s path:\n%s", path, plan)
+			}
+		})
 	}
 }
 
