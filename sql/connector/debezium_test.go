@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"clink/engine"
 	"clink/sql/expr"
@@ -89,7 +90,8 @@ func debeziumFileTable(path string, opts ...string) *Table {
 // drainChanges reads a source to its end (or first error) as changeStrings.
 func drainChanges(src engine.Source[ops.Change], limit int) ([]string, error) {
 	var out []string
-	for range 100000 {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
 		if limit >= 0 && len(out) >= limit {
 			return out, nil
 		}
@@ -98,6 +100,7 @@ func drainChanges(src engine.Source[ops.Change], limit int) ([]string, error) {
 			return out, err
 		}
 		if !ok {
+			time.Sleep(time.Millisecond) // the engine's idle wait between polls
 			continue
 		}
 		switch el.Kind {

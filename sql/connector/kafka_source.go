@@ -168,8 +168,10 @@ func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 		if r.Attrs.IsControl() || r.Value == nil && !s.o.Upsert {
 			continue // a transaction marker, or a tombstone (upsert-kafka: a delete)
 		}
-		half := s.half == p
-		s.half = nil
+		half := s.half == p // its first record since the Seek
+		if half {
+			s.half = nil
+		}
 		chs, err := s.dec.changes(r)
 		if err != nil {
 			if err := s.dec.bad(r, err); err != nil {
