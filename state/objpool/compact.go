@@ -16,6 +16,10 @@ import (
 // loaded, to sample the heap mid-merge.
 var compactHook func()
 
+// compactStarted, when set (tests), is called as a compaction starts; it
+// returns what to call as it ends.
+var compactStarted func() func()
+
 // runIter yields a sorted source's records in key order: a run's, one
 // block at a time, or (run nil) an in-memory slice's.
 type runIter struct {
@@ -40,33 +44,66 @@ func (p *Pool) openRun(ctx context.Context, run *RunRef) (*runIter, error) {
 	return it, it.fill(ctx)
 }
 
-// fill loads blocks until one holds a record or the run ends. A block the
-// cache holds is used as is; the others are read with one ranged GET each
-// and not cached, so a compaction sweep does not evict the blocks reads
-// need.
+// fill loads blocks until one holds a record or the run ends. It reads
+// the run's next consecutive blocks, up to CompactReadahead bytes (at
+// least one block), with one ranged GET, verifying each block's checksum
+// against the index; the blocks are not cached, so a compaction sweep does
+// not evict the blocks reads need. A block read already cached is taken
+// from the cache.
 func (it *runIter) fill(ctx context.Context) error {
 	for len(it.recs) == 0 && it.run != nil && it.next < len(it.x.blocks) {
-		b := it.next
-		it.next++
-		var blk *block
-		if v, ok := it.p.cache.get(blockCacheKey(it.run.Key, b)); ok {
-			blk = v.(*block)
-		} else {
-			var err error
-			if blk, err = it.p.fetchBlock(ctx, it.run, it.x.blocks[b]); err != nil {
+		first := it.next
+		if v, ok := it.p.cache.get(blockCacheKey(it.run.Key, first)); ok {
+			it.next++
+			if err := it.load(v.(*block)); err != nil {
+				return err
+			}
+			continue
+		}
+		bs := it.x.blocks
+		end := first + 1
+		for end < len(bs) && bs[end].off+bs[end].n-bs[first].off <= it.p.cfg.CompactReadahead {
+			end++
+		}
+		span, err := it.p.readSpan(ctx, it.run, bs[first].off, bs[end-1].off+bs[end-1].n-bs[first].off)
+		if err != nil {
+			return err
+		}
+		it.next = end
+		for _, br := range bs[first:end] {
+			b := span[br.off-bs[first].off:][:br.n]
+			blk, err := parseBlockAt(b, it.run.format(), br)
+			if err != nil {
+				return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
+			}
+			if err := it.load(blk); err != nil {
 				return err
 			}
 		}
-		recs, err := blk.records()
-		if err != nil {
-			return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
-		}
-		it.recs = recs
-		if compactHook != nil {
-			compactHook()
-		}
 	}
 	return nil
+}
+
+// load appends blk's records to the iterator's.
+func (it *runIter) load(blk *block) error {
+	recs, err := blk.records()
+	if err != nil {
+		return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
+	}
+	it.recs = append(it.recs, recs...)
+	if compactHook != nil {
+		compactHook()
+	}
+	return nil
+}
+
+// readSpan reads n bytes of run at off holding a request slot.
+func (p *Pool) readSpan(ctx context.Context, run *RunRef, off, n int64) ([]byte, error) {
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer p.release()
+	return p.readRun(ctx, run, off, n)
 }
 
 // peek returns the next record, or false at the end.
@@ -91,6 +128,15 @@ func (it *runIter) advance(ctx context.Context) error {
 // into run key, dropping tombstones: the result is a complete base run. It
 // returns the run's bytes and entry, or nil when no live record remains.
 func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record, key string) ([]byte, *RunRef, error) {
+	select { // at most CompactSlots partitions compact at once
+	case p.compactSem <- struct{}{}:
+		defer func() { <-p.compactSem }()
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if compactStarted != nil {
+		defer compactStarted()()
+	}
 	sources := make([]*runIter, 0, len(chain)+1)
 	sources = append(sources, sliceIter(recs)) // newest first: recs, then the chain
 	for i := range chain {

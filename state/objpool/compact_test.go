@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"clink/state"
 )
@@ -72,18 +73,19 @@ func TestCompactionStreams(t *testing.T) {
 		// deleteAll: the last commit before the compaction deletes
 		// all but one key in 50.
 		deleteAll bool
-		// heapSlack bounds the live heap compaction may add beyond twice
-		// its output (the output buffer as it grows).
-		heapSlack uint64
+		// readahead is Config.CompactReadahead.
+		readahead int64
 	}{
-		{"tombstones leave a small run", true, 2 << 20},
-		{"overwrites leave a full run", false, 2 << 20},
+		{"tombstones leave a small run", true, 16 << 10},
+		{"overwrites leave a full run", false, 16 << 10},
+		{"overwrites read 128 KiB at a time", false, 128 << 10},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			meter := &readMeter{ObjectStore: NewMemStore()}
-			p, err := New(Config{Store: meter, Partitions: 1, MaxRuns: maxRuns, BlockSize: 4 << 10, SmallRun: 4 << 10, CacheBytes: 1 << 20})
+			p, err := New(Config{Store: meter, Partitions: 1, MaxRuns: maxRuns, BlockSize: 4 << 10, SmallRun: 4 << 10,
+				CacheBytes: 1 << 20, CompactReadahead: tc.readahead})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,14 +180,62 @@ func TestCompactionStreams(t *testing.T) {
 				t.Fatalf("the compaction hook ran %d times, want one call per source block", calls)
 			}
 			growth := int64(peak) - int64(base)
-			bound := 2*int64(len(got)) + int64(tc.heapSlack)
+			// Twice the output (its buffer as it grows), two readahead
+			// spans per source and 2 MiB of slack.
+			bound := 2*int64(len(got)) + 2*(maxRuns+1)*tc.readahead + 2<<20
 			t.Logf("input %d bytes in %d runs, output %d bytes; peak heap growth %d (bound %d); largest read %d",
 				input, len(chain), len(got), growth, bound, meter.maxRead)
 			if growth > bound {
 				t.Errorf("compaction added %d bytes of live heap, want at most %d (input %d bytes)", growth, bound, input)
 			}
-			if limit := 64 << 10; meter.maxRead > limit {
-				t.Errorf("compaction read %d bytes at once, want at most %d (one block or index)", meter.maxRead, limit)
+			if limit := max(tc.readahead, 64<<10); meter.maxRead > int(limit) {
+				t.Errorf("compaction read %d bytes at once, want at most %d (a readahead span or an index)", meter.maxRead, limit)
+			}
+		})
+	}
+}
+
+// At most CompactSlots partitions compact at once, however many reach
+// MaxRuns in one commit: each holds its output run until it is written.
+func TestCompactionSlots(t *testing.T) {
+	for _, slots := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(slots), func(t *testing.T) {
+			ctx := context.Background()
+			const parts = 8
+			p, err := New(Config{Store: NewMemStore(), Partitions: parts, MaxRuns: 2, CompactSlots: slots})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			running, peak, total := 0, 0, 0
+			compactStarted = func() func() {
+				mu.Lock()
+				running++
+				total++
+				peak = max(peak, running)
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond) // long enough to overlap
+				return func() {
+					mu.Lock()
+					running--
+					mu.Unlock()
+				}
+			}
+			defer func() { compactStarted = nil }()
+			for id := 1; id <= 3; id++ {
+				d := &state.Delta{ID: state.CheckpointID(id), Parent: state.CheckpointID(id - 1)}
+				for i := 0; i < 400; i++ {
+					d.Entries = append(d.Entries, state.Entry{Key: state.Key{Op: 1, Key: fmt.Appendf(nil, "k%d", i)}, Value: []byte{byte(id)}})
+				}
+				if err := p.Commit(ctx, d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if total != parts {
+				t.Fatalf("%d compactions, want one per partition (%d)", total, parts)
+			}
+			if peak > slots {
+				t.Fatalf("%d compactions ran at once, want at most %d", peak, slots)
 			}
 		})
 	}
