@@ -160,3 +160,11 @@ func snapshot(ctx context.Context, b PersistBackend, id CheckpointID) error {
 	}
 	return b.Persist(ctx, c)
 }
+
+// DirtyPressure is implemented by backends whose hot tier holds dirty
+// entries it cannot evict until a checkpoint commits them: fn is called
+// when they grow to where the job should checkpoint early to keep the hot
+// budget (see RemoteReadBackend.SetDirtyPressure).
+type DirtyPressure interface {
+	SetDirtyPressure(fn func())
+}

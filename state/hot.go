@@ -54,6 +54,7 @@ type hotTier struct {
 	n          int   // valid entries
 	max        int64 // 0: unbounded
 	dirty      int
+	dirtyBytes int64    // the size of the dirty entries
 	dirtyList  []*entry // entries made dirty since the last capture
 	pinned     int
 	evictions  int64
@@ -100,6 +101,9 @@ func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
 		h.n++
 		h.pushFront(e)
 	}
+	if e.dirty {
+		h.dirtyBytes += size - e.size
+	}
 	e.val, e.deleted, e.size, e.owned = val, deleted, size, false
 	h.bytes += size
 	h.setDirty(e, dirty)
@@ -119,9 +123,11 @@ func (h *hotTier) setDirty(e *entry, dirty bool) {
 		e.dirty = dirty
 		if dirty {
 			h.dirty++
+			h.dirtyBytes += e.size
 			h.dirtyList = append(h.dirtyList, e)
 		} else {
 			h.dirty--
+			h.dirtyBytes -= e.size
 		}
 	}
 }

@@ -69,6 +69,8 @@ type RemoteReadBackend struct {
 	closed        bool
 	warm          *warmer
 	st            counters
+	pressure      func() // SetDirtyPressure's callback
+	pressured     bool   // pressure was called since the last capture
 }
 
 // counters are plain fields guarded by mu, read by Stats.
@@ -255,7 +257,25 @@ func (b *RemoteReadBackend) write(op OpID, key, val []byte, deleted bool) error 
 	b.last = e
 	b.hot.write(e, val, deleted)
 	b.evictLocked()
+	if b.pressure != nil && !b.pressured && b.hot.max > 0 && 2*b.hot.dirtyBytes >= b.hot.max {
+		b.pressured = true
+		b.pressure()
+	}
 	return nil
+}
+
+var _ DirtyPressure = (*RemoteReadBackend)(nil)
+
+// SetDirtyPressure registers fn, called once per capture when the dirty
+// entries reach half the hot budget: they cannot be evicted before a
+// checkpoint commits them, so the job should checkpoint early (Flink's and
+// RocksDB's write buffers flush on size). Half, so the capture comes
+// before the budget is exceeded. fn runs under the backend's lock: it
+// must not block or call the backend.
+func (b *RemoteReadBackend) SetDirtyPressure(fn func()) {
+	b.mu.Lock()
+	b.pressure = fn
+	b.mu.Unlock()
 }
 
 // entryLocked returns the hot tier's entry under the composed key in
@@ -314,6 +334,7 @@ type Stats struct {
 	Evictions             int64
 	Warmed                int64 // keys filled by warm restore
 	Dirty, Pinned         int
+	DirtyBytes            int64 // the hot tier's bytes of dirty entries
 	LastCheckpoint        CheckpointID
 }
 
@@ -326,7 +347,7 @@ func (b *RemoteReadBackend) Stats() Stats {
 		Hits: b.st.hits, Misses: b.st.misses, Batches: b.st.batches,
 		LoadedKeys: b.st.loadedKeys, LoadErrors: b.st.loadErrors, InFlight: b.st.inFlight,
 		Evictions: b.hot.evictions, Warmed: b.st.warmed,
-		Dirty: b.hot.dirty, Pinned: b.hot.pinned, LastCheckpoint: b.lastCommitted,
+		Dirty: b.hot.dirty, DirtyBytes: b.hot.dirtyBytes, Pinned: b.hot.pinned, LastCheckpoint: b.lastCommitted,
 	}
 }
 

@@ -66,6 +66,7 @@ func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
 		c.pins = append(c.pins, e)
 	}
 	b.hot.dirtyList = b.hot.dirtyList[:0]
+	b.pressured = false
 	d.HotKeys = b.hotKeysLocked()
 	b.lastCaptured = id
 	b.mu.Unlock()

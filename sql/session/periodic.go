@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -121,7 +122,21 @@ func (h *Handle) checkpointDone(info engine.CheckpointInfo) {
 	}
 }
 
-// tick checkpoints the threaded job every Config.CheckpointInterval and
+// pressureRetry is how soon an early checkpoint is tried again while
+// another is in progress.
+const pressureRetry = 10 * time.Millisecond
+
+// dirtyPressure is a backend's call for an early checkpoint
+// (state.DirtyPressure): tick takes it. It runs under the backend's lock.
+func (h *Handle) dirtyPressure() {
+	select {
+	case h.pressure <- struct{}{}:
+	default: // one is already pending
+	}
+}
+
+// tick checkpoints the threaded job every Config.CheckpointInterval (and
+// early when a backend's dirty entries near its hot budget) and
 // fails it (via cancel) when no checkpoint completed for Config.MaxOutage
 // or a sink could not publish.
 func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
@@ -133,7 +148,9 @@ func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
 		tc = t.C
 	}
 	failed := h.ckpt.failedChan()
+	var retry <-chan time.Time
 	for {
+		early := false
 		select {
 		case <-ctx.Done():
 			return
@@ -141,6 +158,20 @@ func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
 			cancel()
 			return
 		case <-tc:
+		case <-h.pressure:
+			early = true
+		case <-retry:
+			early = true
+		}
+		retry = nil
+		if early {
+			// A backend's dirty entries near its hot budget: checkpoint
+			// now (once the one in flight completes) so they can be
+			// evicted.
+			if _, _, err := h.trigger(); errors.Is(err, ErrCheckpointInProgress) {
+				retry = time.After(pressureRetry)
+			}
+			continue
 		}
 		if err := h.outage(); err != nil {
 			h.ckpt.setFail(err)

@@ -65,6 +65,8 @@ type Handle struct {
 	// onCommit is told of every completed checkpoint (file sinks publish).
 	onCommit func(state.CheckpointID) error
 	ckpt     ckptWatch
+	// pressure carries backends' calls for an early checkpoint to tick.
+	pressure chan struct{}
 }
 
 // Query plans a SELECT and starts its job. On a durable state URI with
@@ -154,7 +156,8 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	if o.castTo != nil {
 		pq.CastResult(o.castAt, o.castTo)
 	}
-	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism}
+	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism,
+		pressure: make(chan struct{}, 1)}
 	h.sink.TailCap = s.ResultTail()
 	h.sink.OnError = func(error) { h.cancelRun() }
 	h.rowErrs = s.newRowErrors()
@@ -239,7 +242,11 @@ func (h *Handle) jobConfig(restore state.CheckpointID) engine.JobConfig {
 			if !h.phys.Stateful(stage) {
 				return stateless{}, nil
 			}
-			return h.factory.New(stage, sub, p)
+			b, err := h.factory.New(stage, sub, p)
+			if dp, ok := b.(state.DirtyPressure); ok && err == nil && cfg.CheckpointInterval > 0 {
+				dp.SetDirtyPressure(h.dirtyPressure)
+			}
+			return b, err
 		},
 	}
 	if cfg.Idle != nil && cfg.Executor != nil {

@@ -21,11 +21,20 @@ func bloomHashes(ik []byte) (uint64, uint64) {
 }
 
 func newBloom(recs []record) *bloom {
-	nbits := max(64, len(recs)*bloomBitsPerKey)
+	hs := make([][2]uint64, len(recs))
+	for i, r := range recs {
+		hs[i][0], hs[i][1] = bloomHashes(r.ik)
+	}
+	return bloomOf(hs)
+}
+
+// bloomOf builds the filter of the keys whose bloomHashes are hs.
+func bloomOf(hs [][2]uint64) *bloom {
+	nbits := max(64, len(hs)*bloomBitsPerKey)
 	b := &bloom{bits: make([]byte, (nbits+7)/8), k: bloomProbes}
 	n := uint64(len(b.bits) * 8)
-	for _, r := range recs {
-		h1, h2 := bloomHashes(r.ik)
+	for _, h := range hs {
+		h1, h2 := h[0], h[1]
 		for i := uint64(0); i < b.k; i++ {
 			bit := (h1 + i*h2) % n
 			b.bits[bit/8] |= 1 << (bit % 8)

@@ -153,19 +153,23 @@ func sortDedup(recs []record) []record {
 }
 
 // writePartition writes recs as a new run in front of the partition's
-// chain, or merges the chain into one run when it would grow past MaxRuns.
+// chain, or merges the chain into one run when it would grow past MaxRuns
+// (compact.go).
 func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, recs []record, key string) ([]RunRef, error) {
+	var data []byte
+	var ref RunRef
 	if len(chain)+1 > p.cfg.MaxRuns {
-		merged, err := p.mergeChain(ctx, chain, recs)
+		merged, mref, err := p.mergeChain(ctx, chain, recs, key)
 		if err != nil {
 			return nil, err
 		}
-		recs, chain = merged, nil
-		if len(recs) == 0 {
+		if mref == nil {
 			return nil, nil
 		}
+		data, ref, chain = merged, *mref, nil
+	} else {
+		data, ref = encodeRun(key, recs, p.cfg.BlockSize)
 	}
-	data, ref := encodeRun(key, recs, p.cfg.BlockSize)
 	if err := p.putUnique(ctx, key, data); err != nil {
 		return nil, fmt.Errorf("write run: %w", err)
 	}
@@ -176,67 +180,6 @@ func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, rec
 		p.meta.put(indexCacheKey(key), x, x.size())
 	}
 	return append([]RunRef{ref}, chain...), nil
-}
-
-// mergeChain reads a partition's whole chain and overlays recs, dropping
-// tombstones: the result is a complete base run. Every run is sorted, so
-// this is a k-way merge (newest source wins a key) without a map or a
-// per-record allocation.
-func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record) ([]record, error) {
-	sources := make([][]record, 0, len(chain)+1)
-	sources = append(sources, recs) // newest first: recs, then the chain
-	total := len(recs)
-	for i := range chain {
-		if err := p.acquire(ctx); err != nil {
-			return nil, err
-		}
-		_, blocks, err := p.readWholeRun(ctx, &chain[i])
-		p.release()
-		if err != nil {
-			return nil, fmt.Errorf("compact: %w", err)
-		}
-		var run []record
-		for _, b := range blocks {
-			brecs, err := b.records()
-			if err != nil {
-				return nil, fmt.Errorf("compact: run %s: %w", chain[i].Key, err)
-			}
-			run = append(run, brecs...)
-		}
-		sources = append(sources, run)
-		total += len(run)
-	}
-	return mergeSorted(sources, total), nil
-}
-
-// mergeSorted merges sorted, de-duplicated sources (newest first) into
-// one sorted run: for a key in several sources the newest record wins, and
-// tombstones are dropped. total is a capacity hint.
-func mergeSorted(sources [][]record, total int) []record {
-	out := make([]record, 0, total)
-	for {
-		best := -1
-		for i, src := range sources {
-			if len(src) == 0 {
-				continue
-			}
-			if best < 0 || bytes.Compare(src[0].ik, sources[best][0].ik) < 0 {
-				best = i // ties keep the lower (newer) index
-			}
-		}
-		if best < 0 {
-			return out
-		}
-		r := sources[best][0]
-		for i, src := range sources {
-			if len(src) > 0 && bytes.Equal(src[0].ik, r.ik) {
-				sources[i] = src[1:]
-			}
-		}
-		if !r.deleted {
-			out = append(out, r)
-		}
-	}
 }
 
 // putUnique creates key. A key is unique to one writer's attempt, so if it

@@ -30,6 +30,13 @@ type Config struct {
 	// BlockSize is the target size of a run's data block (default 4 KiB:
 	// a cold point read fetches one block).
 	BlockSize int
+	// CompactReadahead is how many bytes of a run compaction reads at a
+	// time, whole blocks (default 256 KiB, at least one block): it holds
+	// about that much per merged run.
+	CompactReadahead int64
+	// CompactSlots is how many partitions may compact at once (default 2):
+	// each holds its output run until it is written.
+	CompactSlots int
 	// SmallRun: runs up to this size are fetched whole (default 64 KiB).
 	SmallRun int64
 	// Concurrency bounds parallel requests per pool (default 16).
@@ -71,6 +78,12 @@ func (c *Config) defaults() error {
 	if c.BlockSize <= 0 {
 		c.BlockSize = 4 << 10
 	}
+	if c.CompactReadahead <= 0 {
+		c.CompactReadahead = 256 << 10
+	}
+	if c.CompactSlots <= 0 {
+		c.CompactSlots = 2
+	}
 	if c.SmallRun <= 0 {
 		c.SmallRun = 64 << 10
 	}
@@ -100,8 +113,10 @@ type Pool struct {
 	meta   *lru // run indexes and manifests
 	flight flight
 	sem    chan struct{}
-	seq    atomic.Uint64
-	closed atomic.Bool
+	// compactSem bounds concurrent compactions (Config.CompactSlots).
+	compactSem chan struct{}
+	seq        atomic.Uint64
+	closed     atomic.Bool
 
 	commitMu sync.Mutex // one commit (and its garbage collection) at a time
 	gc       gcState    // guarded by commitMu
@@ -120,12 +135,13 @@ func New(cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	return &Pool{
-		cfg:    cfg,
-		store:  newResilient(cfg.Store, cfg.Clock, cfg.Retry, cfg.Breaker, cfg.Seed),
-		cache:  newLRU(blockShare(cfg.CacheBytes)),
-		meta:   newLRU(cfg.CacheBytes - blockShare(cfg.CacheBytes)),
-		sem:    make(chan struct{}, cfg.Concurrency),
-		served: emptyManifest(cfg.Partitions),
+		cfg:        cfg,
+		store:      newResilient(cfg.Store, cfg.Clock, cfg.Retry, cfg.Breaker, cfg.Seed),
+		cache:      newLRU(blockShare(cfg.CacheBytes)),
+		meta:       newLRU(cfg.CacheBytes - blockShare(cfg.CacheBytes)),
+		sem:        make(chan struct{}, cfg.Concurrency),
+		compactSem: make(chan struct{}, cfg.CompactSlots),
+		served:     emptyManifest(cfg.Partitions),
 	}, nil
 }
 

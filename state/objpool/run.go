@@ -118,71 +118,115 @@ func (x *runIndex) size() int64 {
 }
 
 // encodeRun writes sorted, de-duplicated records as run object key in
-// format 3: every block ends in its records' offsets and checksum
-// (appendTrailer), the index names the run and pins each block's checksum,
-// and the footer checksums the index.
+// format 3 (runWriter).
 func encodeRun(key string, recs []record, blockSize int) ([]byte, RunRef) {
-	var idx []byte
 	size := 64 + len(key) + len(recs)*12/10 // Bloom filter, footer
 	for _, r := range recs {
 		size += len(r.ik) + len(r.value) + 16 // framing, trailer offset
 	}
-	buf := make([]byte, 0, size)
-	var nblocks uint64
-	blockStart := -1
-	var first []byte
-	var offs []uint32
-	flush := func() {
-		if blockStart < 0 {
-			return
-		}
-		buf = appendTrailer(buf, blockStart, offs)
-		offs = offs[:0]
-		idx = binary.AppendUvarint(idx, uint64(len(first)))
-		idx = append(idx, first...)
-		idx = binary.AppendUvarint(idx, uint64(blockStart))
-		idx = binary.AppendUvarint(idx, uint64(len(buf)-blockStart))
-		idx = append(idx, buf[len(buf)-4:]...) // the block's CRC-32C
-		nblocks++
-		blockStart = -1
-	}
+	w := newRunWriter(key, blockSize, size)
 	for _, r := range recs {
-		if blockStart < 0 {
-			blockStart, first = len(buf), r.ik
-		}
-		offs = append(offs, uint32(len(buf)-blockStart))
-		buf = binary.AppendUvarint(buf, uint64(len(r.ik)))
-		buf = append(buf, r.ik...)
-		var flags byte
-		if r.deleted {
-			flags = flagDelete
-		}
-		buf = append(buf, flags)
-		buf = binary.AppendUvarint(buf, uint64(r.keyGroup))
-		buf = binary.AppendUvarint(buf, uint64(len(r.value)))
-		buf = append(buf, r.value...)
-		if len(buf)-blockStart >= blockSize {
-			flush()
-		}
+		w.add(r)
 	}
-	flush()
+	return w.finish()
+}
+
+// runWriter encodes a run record by record in format 3: every block ends
+// in its records' offsets and checksum (appendTrailer), the index names the
+// run and pins each block's checksum, and the footer checksums the index.
+// It copies what it keeps, so a record may alias a buffer the caller
+// reuses (compaction's source blocks); besides the object's bytes it holds
+// the index and two hashes per record for the Bloom filter.
+type runWriter struct {
+	key        string
+	blockSize  int
+	buf        []byte // the object so far
+	idx        []byte // index entries of the finished blocks
+	nblocks    uint64
+	blockStart int // -1: no open block
+	first      []byte
+	offs       []uint32
+	hashes     [][2]uint64 // bloomHashes of every record
+	min, max   []byte
+}
+
+// newRunWriter starts run key; size is a capacity hint for its bytes.
+func newRunWriter(key string, blockSize, size int) *runWriter {
+	return &runWriter{key: key, blockSize: blockSize, buf: make([]byte, 0, size), blockStart: -1}
+}
+
+// add appends r, whose key must exceed the previous record's.
+func (w *runWriter) add(r record) {
+	if w.blockStart < 0 {
+		w.blockStart = len(w.buf)
+		w.first = append(w.first[:0], r.ik...)
+	}
+	if len(w.hashes) == 0 {
+		w.min = bytes.Clone(r.ik)
+	}
+	h1, h2 := bloomHashes(r.ik)
+	w.hashes = append(w.hashes, [2]uint64{h1, h2})
+	w.offs = append(w.offs, uint32(len(w.buf)-w.blockStart))
+	buf := binary.AppendUvarint(w.buf, uint64(len(r.ik)))
+	keyAt := len(buf)
+	buf = append(buf, r.ik...)
+	var flags byte
+	if r.deleted {
+		flags = flagDelete
+	}
+	buf = append(buf, flags)
+	buf = binary.AppendUvarint(buf, uint64(r.keyGroup))
+	buf = binary.AppendUvarint(buf, uint64(len(r.value)))
+	buf = append(buf, r.value...)
+	w.buf = buf
+	w.max = buf[keyAt : keyAt+len(r.ik) : keyAt+len(r.ik)]
+	if len(w.buf)-w.blockStart >= w.blockSize {
+		w.flush()
+	}
+}
+
+// flush closes the open block.
+func (w *runWriter) flush() {
+	if w.blockStart < 0 {
+		return
+	}
+	w.buf = appendTrailer(w.buf, w.blockStart, w.offs)
+	w.offs = w.offs[:0]
+	w.idx = binary.AppendUvarint(w.idx, uint64(len(w.first)))
+	w.idx = append(w.idx, w.first...)
+	w.idx = binary.AppendUvarint(w.idx, uint64(w.blockStart))
+	w.idx = binary.AppendUvarint(w.idx, uint64(len(w.buf)-w.blockStart))
+	w.idx = append(w.idx, w.buf[len(w.buf)-4:]...) // the block's CRC-32C
+	w.nblocks++
+	w.blockStart = -1
+}
+
+// count is how many records the run holds so far.
+func (w *runWriter) count() int { return len(w.hashes) }
+
+// finish writes the index and footer and returns the object and its
+// manifest entry.
+func (w *runWriter) finish() ([]byte, RunRef) {
+	w.flush()
+	buf := w.buf
 	indexOff := len(buf)
-	buf = binary.AppendUvarint(buf, uint64(len(key)))
-	buf = append(buf, key...)
-	buf = binary.AppendUvarint(buf, uint64(len(recs)))
-	buf = binary.AppendUvarint(buf, nblocks)
-	buf = append(buf, idx...)
-	buf = newBloom(recs).appendTo(buf)
+	buf = binary.AppendUvarint(buf, uint64(len(w.key)))
+	buf = append(buf, w.key...)
+	buf = binary.AppendUvarint(buf, uint64(w.count()))
+	buf = binary.AppendUvarint(buf, w.nblocks)
+	buf = append(buf, w.idx...)
+	buf = bloomOf(w.hashes).appendTo(buf)
 	indexLen := len(buf) - indexOff
 	buf = binary.BigEndian.AppendUint64(buf, uint64(indexOff))
 	buf = binary.BigEndian.AppendUint32(buf, uint32(indexLen))
 	sum := checksum.CRC(buf[indexOff:])
 	buf = binary.LittleEndian.AppendUint32(buf, sum)
 	buf = append(buf, runMagicV3...)
-	ref := RunRef{Key: key, Size: int64(len(buf)), IndexOff: int64(indexOff), IndexLen: int64(indexLen), Count: len(recs),
+	ref := RunRef{Key: w.key, Size: int64(len(buf)), IndexOff: int64(indexOff), IndexLen: int64(indexLen), Count: w.count(),
 		Format: runFormat, CRC: sum}
-	if len(recs) > 0 {
-		ref.Min, ref.Max = recs[0].ik, recs[len(recs)-1].ik
+	if w.count() > 0 {
+		// Copies: the manifest must not pin the object's bytes.
+		ref.Min, ref.Max = w.min, bytes.Clone(w.max)
 	}
 	return buf, ref
 }

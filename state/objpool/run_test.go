@@ -1,6 +1,7 @@
 package objpool
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -143,9 +144,9 @@ func TestRunCorruptInput(t *testing.T) {
 	}
 }
 
-// mergeSorted: the newest source wins a key, tombstones are dropped, the
+// mergeSources: the newest source wins a key, tombstones are dropped, the
 // output is sorted.
-func TestMergeSorted(t *testing.T) {
+func TestMergeSources(t *testing.T) {
 	rec := func(k, v string) record {
 		r := record{ik: []byte(k), value: []byte(v)}
 		if v == "" {
@@ -153,14 +154,14 @@ func TestMergeSorted(t *testing.T) {
 		}
 		return r
 	}
-	got := mergeSorted([][]record{
-		{rec("b", "new"), rec("d", "")},
-		{rec("a", "old"), rec("b", "old"), rec("c", "old"), rec("d", "old")},
-		{rec("c", "older"), rec("e", "older")},
-	}, 0)
 	var s []string
-	for _, r := range got {
-		s = append(s, string(r.ik)+"="+string(r.value))
+	err := mergeSources(context.Background(), []*runIter{
+		sliceIter([]record{rec("b", "new"), rec("d", "")}),
+		sliceIter([]record{rec("a", "old"), rec("b", "old"), rec("c", "old"), rec("d", "old")}),
+		sliceIter([]record{rec("c", "older"), rec("e", "older")}),
+	}, func(r record) { s = append(s, string(r.ik)+"="+string(r.value)) })
+	if err != nil {
+		t.Fatal(err)
 	}
 	if want := "a=old b=new c=old e=older"; strings.Join(s, " ") != want {
 		t.Fatalf("merged %q, want %q", strings.Join(s, " "), want)

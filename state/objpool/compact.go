@@ -1,0 +1,192 @@
+package objpool
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+)
+
+// Compaction merges a partition's chain of runs, and the records a commit
+// adds, into one base run. It streams: each source is read one block at a
+// time (runIter) and the output is encoded as records come (runWriter), so
+// what compaction holds besides the output object is one block per source,
+// not the runs; docs/object-layout.md "Compaction".
+
+// compactHook, when set (tests), is called after each source block is
+// loaded, to sample the heap mid-merge.
+var compactHook func()
+
+// compactStarted, when set (tests), is called as a compaction starts; it
+// returns what to call as it ends.
+var compactStarted func() func()
+
+// runIter yields a sorted source's records in key order: a run's, one
+// block at a time, or (run nil) an in-memory slice's.
+type runIter struct {
+	p    *Pool
+	run  *RunRef
+	x    *runIndex
+	next int      // the next block of run to load
+	recs []record // the loaded block's records not yet yielded
+}
+
+// sliceIter yields recs.
+func sliceIter(recs []record) *runIter { return &runIter{recs: recs} }
+
+// openRun returns an iterator over run's records, reading its index now
+// (through the index cache) and its blocks as they are reached.
+func (p *Pool) openRun(ctx context.Context, run *RunRef) (*runIter, error) {
+	x, err := p.index(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	it := &runIter{p: p, run: run, x: x}
+	return it, it.fill(ctx)
+}
+
+// fill loads blocks until one holds a record or the run ends. It reads
+// the run's next consecutive blocks, up to CompactReadahead bytes (at
+// least one block), with one ranged GET, verifying each block's checksum
+// against the index; the blocks are not cached, so a compaction sweep does
+// not evict the blocks reads need. A block read already cached is taken
+// from the cache.
+func (it *runIter) fill(ctx context.Context) error {
+	for len(it.recs) == 0 && it.run != nil && it.next < len(it.x.blocks) {
+		first := it.next
+		if v, ok := it.p.cache.get(blockCacheKey(it.run.Key, first)); ok {
+			it.next++
+			if err := it.load(v.(*block)); err != nil {
+				return err
+			}
+			continue
+		}
+		bs := it.x.blocks
+		end := first + 1
+		for end < len(bs) && bs[end].off+bs[end].n-bs[first].off <= it.p.cfg.CompactReadahead {
+			end++
+		}
+		span, err := it.p.readSpan(ctx, it.run, bs[first].off, bs[end-1].off+bs[end-1].n-bs[first].off)
+		if err != nil {
+			return err
+		}
+		it.next = end
+		for _, br := range bs[first:end] {
+			b := span[br.off-bs[first].off:][:br.n]
+			blk, err := parseBlockAt(b, it.run.format(), br)
+			if err != nil {
+				return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
+			}
+			if err := it.load(blk); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// load appends blk's records to the iterator's.
+func (it *runIter) load(blk *block) error {
+	recs, err := blk.records()
+	if err != nil {
+		return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
+	}
+	it.recs = append(it.recs, recs...)
+	if compactHook != nil {
+		compactHook()
+	}
+	return nil
+}
+
+// readSpan reads n bytes of run at off holding a request slot.
+func (p *Pool) readSpan(ctx context.Context, run *RunRef, off, n int64) ([]byte, error) {
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer p.release()
+	return p.readRun(ctx, run, off, n)
+}
+
+// peek returns the next record, or false at the end.
+func (it *runIter) peek() (record, bool) {
+	if len(it.recs) == 0 {
+		return record{}, false
+	}
+	return it.recs[0], true
+}
+
+// advance drops the next record.
+func (it *runIter) advance(ctx context.Context) error {
+	it.recs = it.recs[1:]
+	if len(it.recs) == 0 {
+		it.recs = nil // release the block
+		return it.fill(ctx)
+	}
+	return nil
+}
+
+// mergeChain merges recs (sorted, de-duplicated) over a partition's chain
+// into run key, dropping tombstones: the result is a complete base run. It
+// returns the run's bytes and entry, or nil when no live record remains.
+func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record, key string) ([]byte, *RunRef, error) {
+	select { // at most CompactSlots partitions compact at once
+	case p.compactSem <- struct{}{}:
+		defer func() { <-p.compactSem }()
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if compactStarted != nil {
+		defer compactStarted()()
+	}
+	sources := make([]*runIter, 0, len(chain)+1)
+	sources = append(sources, sliceIter(recs)) // newest first: recs, then the chain
+	for i := range chain {
+		it, err := p.openRun(ctx, &chain[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("compact: %w", err)
+		}
+		sources = append(sources, it)
+	}
+	w := newRunWriter(key, p.cfg.BlockSize, 0)
+	if err := mergeSources(ctx, sources, w.add); err != nil {
+		return nil, nil, fmt.Errorf("compact: %w", err)
+	}
+	if w.count() == 0 {
+		return nil, nil, nil
+	}
+	data, ref := w.finish()
+	return data, &ref, nil
+}
+
+// mergeSources merges sorted, de-duplicated sources (newest first) in key
+// order into emit: for a key in several sources the newest record wins,
+// and tombstones are dropped. A record emit receives is valid only during
+// the call.
+func mergeSources(ctx context.Context, sources []*runIter, emit func(record)) error {
+	for {
+		best := -1
+		var r record
+		for i, src := range sources {
+			cur, ok := src.peek()
+			if ok && (best < 0 || bytes.Compare(cur.ik, r.ik) < 0) {
+				best, r = i, cur // ties keep the lower (newer) index
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		if !r.deleted {
+			emit(r)
+		}
+		// Advance the winner last: r aliases its block.
+		for i, src := range sources {
+			if cur, ok := src.peek(); i != best && ok && bytes.Equal(cur.ik, r.ik) {
+				if err := src.advance(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		if err := sources[best].advance(ctx); err != nil {
+			return err
+		}
+	}
+}
