@@ -47,7 +47,8 @@ func TestThrottlingRetriedOnFakeClock(t *testing.T) {
 	}
 	model := objpooltest.Model{}
 	rng := rand.New(rand.NewPCG(1, 1))
-	for id := state.CheckpointID(1); id <= 3; id++ {
+	const commits = 8 // enough requests for every fault kind to come up
+	for id := state.CheckpointID(1); id <= commits; id++ {
 		if err := p.Commit(ctx, objpooltest.Workload(rng, model, id, 100, 200)); err != nil {
 			t.Fatalf("commit %d: %v", id, err)
 		}
@@ -56,7 +57,7 @@ func TestThrottlingRetriedOnFakeClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Restore(ctx, 3); err != nil {
+	if err := r.Restore(ctx, commits); err != nil {
 		t.Fatal(err)
 	}
 	objpooltest.Check(t, r, model, 200)
