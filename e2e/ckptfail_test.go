@@ -25,10 +25,7 @@ func TestCheckpointFailuresLoud(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "soak.sql"), []byte(aggOnly), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"AWS_ACCESS_KEY_ID=soak", "AWS_SECRET_ACCESS_KEY=soak-secret"}
-	if os.Getenv("CLINK_S3_ENDPOINT") != "" {
-		env = []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("CLINK_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("CLINK_S3_SECRET_KEY")}
-	}
+	env := proxyEnv()
 	uri := fmt.Sprintf("remote-read://%s/ckptfail-%d?endpoint=%s", bucket, time.Now().UnixNano(), proxy.Endpoint())
 	p := start(t, dir, env, "run", "-f", "soak.sql", "--parallelism", "2", "--state", uri,
 		"--checkpoint-interval", "100ms", "--max-outage", "1500ms")

@@ -85,6 +85,15 @@ func (p *faultProxy) serve(ln net.Listener) {
 	go func() { _ = srv.Serve(ln) }()
 }
 
+// proxyEnv is the child's credentials for the store behind the proxy: the
+// CI S3 server's with CLINK_S3_ENDPOINT, else the in-process fake's.
+func proxyEnv() []string {
+	if os.Getenv("CLINK_S3_ENDPOINT") != "" {
+		return []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("CLINK_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("CLINK_S3_SECRET_KEY")}
+	}
+	return []string{"AWS_ACCESS_KEY_ID=soak", "AWS_SECRET_ACCESS_KEY=soak-secret"}
+}
+
 // Endpoint is the proxy's URL.
 func (p *faultProxy) Endpoint() string { return "http://" + p.addr }
 

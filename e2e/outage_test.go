@@ -48,10 +48,7 @@ func TestOutageRecovered(t *testing.T) {
 	if len(data)-half < 2*pipeBuf {
 		t.Fatalf("the second half (%d bytes) must exceed the pipe's capacity", len(data)-half)
 	}
-	env := []string{"AWS_ACCESS_KEY_ID=soak", "AWS_SECRET_ACCESS_KEY=soak-secret"}
-	if os.Getenv("CLINK_S3_ENDPOINT") != "" {
-		env = []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("CLINK_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("CLINK_S3_SECRET_KEY")}
-	}
+	env := proxyEnv()
 	// A 16 KiB hot tier and block cache: the run must read evicted state
 	// from the store (with the default 8 MiB cache it never needs to).
 	uri := fmt.Sprintf("remote-read://%s/recover-%d?endpoint=%s&hot_max_bytes=16KiB&cache_bytes=16KiB", bucket, time.Now().UnixNano(), proxy.Endpoint())

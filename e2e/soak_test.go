@@ -89,10 +89,7 @@ func TestFaultSoak(t *testing.T) {
 	proxy, bucket := newFaultProxy(t)
 	dir := t.TempDir()
 	soakWorkload(t, dir, keys, seqs, every)
-	env := []string{"AWS_ACCESS_KEY_ID=soak", "AWS_SECRET_ACCESS_KEY=soak-secret"}
-	if os.Getenv("CLINK_S3_ENDPOINT") != "" {
-		env = []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("CLINK_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("CLINK_S3_SECRET_KEY")}
-	}
+	env := proxyEnv()
 	uri := fmt.Sprintf("remote-read://%s/soak-%d?endpoint=%s&hot_max_bytes=256KiB", bucket, time.Now().UnixNano(), proxy.Endpoint())
 	args := []string{"run", "-f", "soak.sql", "--parallelism", "2", "--state", uri, "--checkpoint-interval", "100ms"}
 
@@ -245,10 +242,7 @@ func TestOutageLimit(t *testing.T) {
 	proxy, bucket := newFaultProxy(t)
 	dir := t.TempDir()
 	soakWorkload(t, dir, keys, seqs, every)
-	env := []string{"AWS_ACCESS_KEY_ID=soak", "AWS_SECRET_ACCESS_KEY=soak-secret"}
-	if os.Getenv("CLINK_S3_ENDPOINT") != "" {
-		env = []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("CLINK_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("CLINK_S3_SECRET_KEY")}
-	}
+	env := proxyEnv()
 	uri := fmt.Sprintf("remote-read://%s/outage-%d?endpoint=%s", bucket, time.Now().UnixNano(), proxy.Endpoint())
 	args := []string{"run", "--parallelism", "2", "--state", uri, "--checkpoint-interval", "50ms", "--max-outage", "1500ms"}
 	p := start(t, dir, env, append(args, "-f", "soak.sql")...)

@@ -11,6 +11,7 @@ import (
 
 	"clink/sql/ops"
 	"clink/sql/session"
+	"clink/sql/types"
 )
 
 // latenessMs is the allowed lateness the differential tests run with.
@@ -213,6 +214,13 @@ func checkLateMix(t *testing.T, rows []lateRow) {
 // (as clinkRows) and its changelog.
 func clinkChanges(t *testing.T, s *session.Session, q string) ([]string, []ops.Change) {
 	t.Helper()
+	return finalTable(t, s, q, func(v types.Value) string { return norm(clinkValue(v)) })
+}
+
+// finalTable runs a query to its end and returns its table, each value
+// rendered by render and rows sorted, and its changelog.
+func finalTable(t *testing.T, s *session.Session, q string, render func(types.Value) string) ([]string, []ops.Change) {
+	t.Helper()
 	h, err := s.Query(context.Background(), q)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, q)
@@ -228,7 +236,7 @@ func clinkChanges(t *testing.T, s *session.Session, q string) ([]string, []ops.C
 	for _, row := range h.Table() {
 		parts := make([]string, len(row))
 		for i, v := range row {
-			parts[i] = norm(clinkValue(v))
+			parts[i] = render(v)
 		}
 		out = append(out, strings.Join(parts, "|"))
 	}

@@ -88,26 +88,7 @@ CREATE TABLE mj %s WITH (connector = 'jsonl', path = '%s');`,
 // value's own digits), sorted.
 func exactRows(t *testing.T, s *session.Session, q string) []string {
 	t.Helper()
-	h, err := s.Query(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, q)
-	}
-	defer h.Close()
-	if err := h.RunUntilIdle(); err != nil {
-		t.Fatalf("run: %v\n%s", err, q)
-	}
-	if !h.Finished() {
-		t.Fatalf("query did not finish\n%s", q)
-	}
-	var out []string
-	for _, row := range h.Table() {
-		parts := make([]string, len(row))
-		for i, v := range row {
-			parts[i] = v.String()
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	slices.Sort(out)
+	out, _ := finalTable(t, s, q, types.Value.String)
 	return out
 }
 
