@@ -3,13 +3,20 @@
 GO ?= go
 BIN := bin/clink
 
-.PHONY: build run test lint bench bench-quick bench-e2e bench-go replay s3 s3-stop kafka kafka-stop soak fuzz clean
+.PHONY: build run serve test lint bench bench-quick bench-e2e bench-go replay s3 s3-stop kafka kafka-stop soak fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clink
 
 run: build
 	./$(BIN) tui --demo
+
+# serve runs clink serve in the foreground on 127.0.0.1:4566 with its
+# catalog and checkpoints in .serve-state/ (Ctrl-C: a final checkpoint,
+# then exit); connect with psql -h 127.0.0.1 -p 4566.
+SERVE_STATE ?= .serve-state
+serve: build
+	./$(BIN) serve --state disagg-file://$(abspath $(SERVE_STATE))
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -19,10 +26,14 @@ test: lint
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 # soak: the kill -9 and fault soak tests for SOAK each (against the S3
-# server when CLINK_S3_ENDPOINT is set: make s3; eval "$$(scripts/s3.sh env)").
+# server when CLINK_S3_ENDPOINT is set: make s3; eval "$$(scripts/s3.sh env)"),
+# then the damage, concurrent-writer, write-error and bad-input tests, and
+# the report table (kills / corruptions / writers / write errors / bad
+# inputs, docs/durability.md); SOAK_REPORT=FILE also writes it to FILE.
 SOAK ?= 10m
+SOAK_TESTS := TestKill9|TestFaultSoak|TestConcurrentWriters|TestDamageRefused|TestCorruptionSweep|TestCheckpointFailuresLoud|TestDiskFullReported|TestBadInputs
 soak:
-	$(GO) test -count=1 -timeout 120m -run 'TestKill9|TestFaultSoak' -v ./e2e -args -soak=$(SOAK)
+	$(GO) test -count=1 -timeout 120m -run '^($(SOAK_TESTS))$$' -v ./e2e -args -soak=$(SOAK) $(if $(SOAK_REPORT),-soak-report=$(abspath $(SOAK_REPORT)))
 
 # fuzz: every parser of user input for FUZZTIME each.
 FUZZTIME ?= 30s

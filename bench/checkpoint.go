@@ -108,5 +108,5 @@ func runCheckpoint(ctx context.Context, e *Env) error {
 	e.info("restore to first read, 1x", median(vals[0]), UnitNs, note)
 	e.info("restore to first read, 10x", median(vals[1]), UnitNs, fmt.Sprintf("%d keys", 10*n))
 	e.atMost("restore to first read 10x/1x", pairedRatio(vals[1], vals[0]), UnitRatio, 1.2, "lazy restore: flat in state size")
-	return nil
+	return runTimerCheckpoint(ctx, e)
 }

@@ -13,12 +13,6 @@ import (
 	"clink/sql/session"
 )
 
-// e2eCkpt is the checkpoint interval of the runs on a disaggregated
-// state URI: a written key stays dirty (and in the hot tier) until a
-// checkpoint, so a bounded hot tier needs one, as `clink run
-// --checkpoint-interval` gives it.
-const e2eCkpt = 100 * time.Millisecond
-
 // clinkRun runs script the way `clink run -f q.sql` does (repl.RunScript,
 // the script's directory as BaseDir), its output going to a new file at
 // out (the bytes a user reads), and returns the wall time. The soft memory

@@ -33,6 +33,8 @@ func TestCheckpointFailuresLoud(t *testing.T) {
 	proxy.Set(faultDenyWrites)
 	err := p.wait(t, time.Minute)
 	out := p.output()
+	reported := false
+	defer func() { report.writeError(reported, "S3 writes refused (403)") }()
 	if err == nil {
 		t.Fatalf("the run exited 0 although its checkpoints failed:\n%s", out)
 	}
@@ -49,5 +51,6 @@ func TestCheckpointFailuresLoud(t *testing.T) {
 			t.Fatalf("a %d-byte line: notices and errors must be one short paragraph:\n%.600s...", len(line), line)
 		}
 	}
+	reported = true
 	t.Logf("%d failed checkpoints reported; the run ended with:\n%s", failed, last)
 }

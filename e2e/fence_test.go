@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -99,12 +100,17 @@ func TestConcurrentWriters(t *testing.T) {
 				start(t, dir, nil, fenceArgs(dir, "--restore", "latest")...)}
 		}},
 	}
-	trials, fenced := 0, 0
-	for _, tc := range cases {
+	trials, fenced, rounds := 0, 0, 1
+	if *soak > 0 {
+		rounds = 3
+	}
+	for i := range rounds * len(cases) {
+		tc := cases[i%len(cases)]
 		t.Run(tc.name, func(t *testing.T) {
 			dir, want := fenceDir(t)
 			ps := tc.start(t, dir)
-			ok := 0
+			ok, was := 0, fenced
+			defer func() { report.writer(fenced > was) }()
 			for i, p := range ps {
 				err := p.wait(t, 2*time.Minute)
 				out := p.output()
@@ -167,6 +173,9 @@ func TestDamageRefused(t *testing.T) {
 			_, man := latestObjects(t, dir)
 			flipMiddle(t, man)
 		}, "damaged checkpoint object", true},
+		{"CURRENT damaged", func(t *testing.T, dir string) {
+			flipMiddle(t, currentPath(t, dir))
+		}, "CURRENT: damaged checkpoint object", true},
 		{"newest runs damaged", func(t *testing.T, dir string) {
 			runs, _ := latestObjects(t, dir)
 			for _, r := range runs {
@@ -183,6 +192,8 @@ func TestDamageRefused(t *testing.T) {
 			p := start(t, dir, nil, fenceArgs(dir, "--restore", "latest")...)
 			err := p.wait(t, 2*time.Minute)
 			out := p.output()
+			detected := false
+			defer func() { report.corruption(1, b2i(detected), "damaged through the binary (TestDamageRefused)") }()
 			t.Logf("resume: %v\n%s", err, lastLines(out, 4))
 			if err == nil || !strings.Contains(out, tc.want) {
 				t.Fatalf("resume after damage: %v, want a non-zero exit saying %q:\n%s", err, tc.want, lastLines(out, 10))
@@ -190,6 +201,7 @@ func TestDamageRefused(t *testing.T) {
 			if after, _ := os.ReadFile(filepath.Join(dir, "agg.csv")); !bytes.Equal(before, after) {
 				t.Fatalf("the refused resume changed agg.csv: %d bytes, was %d", len(after), len(before))
 			}
+			detected = true
 			if !tc.follow {
 				return
 			}
@@ -205,6 +217,30 @@ func TestDamageRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptionSweep (soak only) runs the state tier's corruption sweep,
+// state/objpool TestCorruptionDetected (every byte class of every object
+// damaged, each read back), as a child and adds its counts to the report:
+// it must pass and detect every corruption it tried.
+func TestCorruptionSweep(t *testing.T) {
+	if *soak == 0 {
+		t.Log("runs under -soak only (make test runs state/objpool itself)")
+		return
+	}
+	out, err := exec.Command("go", "test", "-count=1", "-run", "^TestCorruptionDetected$", "-v", "../state/objpool").CombinedOutput()
+	m := sweepCounts.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("the sweep printed no counts (%v):\n%s", err, lastLines(string(out), 20))
+	}
+	tried, detected := atoi(t, m[1]), atoi(t, m[2])
+	report.corruption(tried, detected, "in state/objpool (TestCorruptionDetected)")
+	t.Logf("state/objpool sweep: %d corruptions tried, %d detected", tried, detected)
+	if err != nil || detected != tried {
+		t.Fatalf("the sweep failed (%v) or missed corruptions (%d of %d):\n%s", err, detected, tried, lastLines(string(out), 20))
+	}
+}
+
+var sweepCounts = regexp.MustCompile(`corruptions tried (\d+), detected (\d+)`)
 
 func rm(t *testing.T, path string) {
 	t.Helper()
@@ -230,11 +266,8 @@ func flipMiddle(t *testing.T, path string) {
 // checkpoint of the query's run r1 wrote.
 func latestObjects(t *testing.T, dir string) (runs []string, manifest string) {
 	t.Helper()
-	cur, err := filepath.Glob(filepath.Join(dir, "state", "q-*", "r1", "CURRENT"))
-	if err != nil || len(cur) != 1 {
-		t.Fatalf("CURRENT: %v %v", cur, err)
-	}
-	b, err := os.ReadFile(cur[0])
+	cur := currentPath(t, dir)
+	b, err := os.ReadFile(cur)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,10 +279,27 @@ func latestObjects(t *testing.T, dir string) (runs []string, manifest string) {
 	if err := json.Unmarshal(line, &c); err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Dir(cur[0])
+	root := filepath.Dir(cur)
 	runs, _ = filepath.Glob(filepath.Join(root, "runs", "*", fmt.Sprintf("%020d-*.run", c.Checkpoint)))
 	if len(runs) == 0 {
 		t.Fatalf("checkpoint %d wrote no runs", c.Checkpoint)
 	}
 	return runs, filepath.Join(root, filepath.FromSlash(c.Manifest))
+}
+
+// currentPath is the CURRENT of the query's run r1.
+func currentPath(t *testing.T, dir string) string {
+	t.Helper()
+	cur, err := filepath.Glob(filepath.Join(dir, "state", "q-*", "r1", "CURRENT"))
+	if err != nil || len(cur) != 1 {
+		t.Fatalf("CURRENT: %v %v", cur, err)
+	}
+	return cur[0]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -30,7 +30,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
+	code := report.finish(m.Run())
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

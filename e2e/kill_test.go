@@ -48,7 +48,13 @@ func TestKill9(t *testing.T) {
 	single := []killPoint{{"ev.csv", .2}, {"ev.csv", .5}, {"ev.csv", .8}, {"sel-input.csv", .4}}
 	glob := []killPoint{{"parts/ev-1.csv", .6}, {"parts/ev-2.csv", .3}, {"parts/ev-2.csv", .7}, {"parts/ev-3.csv", .5}}
 	if *soak > 0 {
-		seqs, single, glob = 20000, soakPoints("ev.csv", 100), soakPoints("parts/ev-2.csv", 100)
+		// About one kill per 2 s of -soak per case, up to 100; 20M rows
+		// from -soak=30m on.
+		n := min(max(4, int(soak.Seconds()/6)), 100)
+		if *soak >= 30*time.Minute {
+			seqs = 20000
+		}
+		single, glob = soakPoints("ev.csv", n), soakPoints("parts/ev-2.csv", n)
 	}
 	cases := []struct {
 		name   string
@@ -104,9 +110,11 @@ func TestKill9(t *testing.T) {
 			if !agg.ok() || agg.rows != want.changes() {
 				t.Errorf("GROUP BY sink after kill -9 and --restore latest: %s, want %d +I/+U rows exactly once", agg, want.changes())
 			}
+			report.killed(len(tc.points), agg)
 			if withSel {
 				wantSel := expectRows(t, func(_, _, v int64) bool { return v%50 == 7 }, files...)
 				sel := checkRows(t, filepath.Join(dir, "sel.csv"), wantSel)
+				report.killed(0, sel)
 				t.Logf("filter sink: %s (want %d)", sel, len(wantSel))
 				if !sel.ok() || sel.rows != len(wantSel) {
 					t.Errorf("filter sink after kill -9 and --restore latest: %s, want %d rows exactly once", sel, len(wantSel))

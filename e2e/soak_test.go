@@ -84,7 +84,13 @@ func TestFaultSoak(t *testing.T) {
 	}
 	keys, seqs, every, crashes := 40, 300, 10, 2
 	if *soak > 0 {
-		keys, seqs, crashes = 200, 5000, 1000
+		// The paced input (4000 rows/s) lasts about half of -soak, up to 1M rows.
+		// It kills until -soak has passed (crashes stays the minimum).
+		keys, seqs = 200, min(max(300, int(soak.Seconds()*4000/200/2)), 5000)
+	}
+	maxRuns := crashes + 20
+	if *soak > 0 {
+		maxRuns += int(soak.Seconds()) // a run lives at least 500 ms
 	}
 	proxy, bucket := newFaultProxy(t)
 	dir := t.TempDir()
@@ -98,7 +104,7 @@ func TestFaultSoak(t *testing.T) {
 	go func() { chaosLog <- proxy.chaos(stop, time.Second) }()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	begin, killed, failed, done := time.Now(), 0, 0, false
-	for run := 0; !done && run < crashes+20; run++ {
+	for run := 0; !done && run < maxRuns; run++ {
 		a := args
 		if run > 0 {
 			a = append(a, "--restore", "latest")
@@ -134,6 +140,7 @@ func TestFaultSoak(t *testing.T) {
 	join := checkJoin(t, filepath.Join(dir, "joined.csv"), keys, seqs, every)
 	t.Logf("GROUP BY: %s", agg)
 	t.Logf("join:     %s", join)
+	report.killed(killed, agg, join)
 	if agg.lost+agg.duplicated+agg.reordered+join.lost+join.duplicated+join.reordered != 0 {
 		t.Fatalf("exactly-once violated: GROUP BY %s; join %s", agg, join)
 	}
@@ -252,7 +259,7 @@ func TestOutageLimit(t *testing.T) {
 	proxy.Down()
 	err := p.wait(t, 2*time.Minute)
 	out := p.output()
-	if err == nil || !strings.Contains(out, "remote state tier unavailable") || !strings.Contains(out, "--restore latest") {
+	if err == nil || !strings.Contains(out, "state store unavailable") || !strings.Contains(out, "--restore latest") {
 		t.Fatalf("want a clear outage error, got %v:\n%s", err, out)
 	}
 	t.Logf("outage error as a user sees it:\n%s", lastLines(out, 4))

@@ -82,6 +82,9 @@ func (j *Job[T]) open(st StageSpec[T], s *subtask[T]) error {
 			return fmt.Errorf("open source %s: %w", s.name, err)
 		}
 		s.source = src
+		if l, ok := src.(CheckpointListener); ok {
+			j.coord.listen(s.name, l)
+		}
 		if j.cfg.Idle == nil {
 			s.ckpts = make(chan state.CheckpointID, 16)
 		}
@@ -101,7 +104,7 @@ func (j *Job[T]) open(st StageSpec[T], s *subtask[T]) error {
 	r, err := NewRunner(st.NewOperator(s.index), Output[T](s.out), RunnerConfig{
 		Name: st.Name, OpID: st.OpID, Subtask: s.index, Parallelism: p, Backend: b,
 		MaxInFlight: j.cfg.MaxInFlight, Bus: j.cfg.Bus, Clock: j.cfg.Clock, Idle: j.cfg.Idle,
-		ForceSync: j.cfg.ForceSync,
+		ForceSync: j.cfg.ForceSync, Warnings: j.cfg.Warnings,
 		OnCapture: func(_ int, c *state.Capture) error { s.capture = c; return nil },
 	})
 	if err != nil {

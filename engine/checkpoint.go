@@ -62,6 +62,9 @@ type coordinator struct {
 	onDone     func(CheckpointInfo)
 	changed    *sync.Cond   // signalled when a checkpoint finishes
 	sink       StatefulSink // nil unless the job's sink keeps state
+	// listeners are the sources told of completed checkpoints, by the
+	// name their positions are recorded under.
+	listeners map[string]CheckpointListener
 }
 
 func (c *coordinator) begin(id state.CheckpointID, expected int) {
@@ -71,6 +74,16 @@ func (c *coordinator) begin(id state.CheckpointID, expected int) {
 		info: CheckpointInfo{ID: id, Triggered: c.clock.Now()}, expected: expected,
 		positions: map[string][]byte{},
 	}
+}
+
+// listen registers source subtask name for completed checkpoints.
+func (c *coordinator) listen(name string, l CheckpointListener) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.listeners == nil {
+		c.listeners = map[string]CheckpointListener{}
+	}
+	c.listeners[name] = l
 }
 
 func (c *coordinator) sourcePosition(id state.CheckpointID, name string, pos []byte) {
@@ -199,6 +212,13 @@ func (c *coordinator) finishLocked(p *pendingCheckpoint, err error) {
 	c.changed.Broadcast()
 	if err == nil && p.info.ID > c.last {
 		c.last = p.info.ID
+	}
+	if err == nil {
+		for name, pos := range p.positions {
+			if l := c.listeners[name]; l != nil {
+				l.CheckpointComplete(p.info.ID, pos)
+			}
+		}
 	}
 	if c.bus.Enabled() {
 		e := event.Event{Kind: event.CheckpointPersisted, Operator: "job", N: int64(p.info.DeltaKeys), M: p.info.DeltaBytes, Text: fmt.Sprintf("ckpt=%d", p.info.ID)}

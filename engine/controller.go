@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -31,10 +30,6 @@ const (
 	Priority
 )
 
-// warnedInert remembers the operators already warned about inert
-// deadline ordering, so parallel subtasks log it once.
-var warnedInert sync.Map
-
 // ErrStalled means records are in flight but nothing can complete them: a
 // lost wake-up, or a simulated executor with no events left.
 var ErrStalled = errors.New("engine: records in flight but no completion pending")
@@ -47,6 +42,8 @@ type ControllerConfig struct {
 	Operator    string      // for events
 	Subtask     int         // for events
 	Bus         *event.Bus  // runtime events; nil is silent
+	// Warnings logs configuration warnings once per job (nil: every time).
+	Warnings *Warnings
 	// Idle is called by Drain when nothing is ready. Deterministic drivers
 	// step their simulated executor here and report whether anything ran.
 	// nil blocks until a completion is scheduled.
@@ -125,9 +122,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	if cfg.Coalesce && cfg.Order == Priority {
 		msg := "coalesced reads resume in batches: deadline-aware ordering is inert"
-		if _, seen := warnedInert.LoadOrStore(cfg.Operator, true); !seen {
-			slog.Warn(msg, "operator", cfg.Operator)
-		}
+		cfg.Warnings.Warn(cfg.Operator, msg)
 		c.emit(event.Event{Kind: event.Warning, Text: msg})
 		c.cfg.Order = FIFO
 	}
@@ -176,12 +171,15 @@ func (c *Controller) Wake() <-chan struct{} { return c.wake }
 // InFlight is the number of admitted, unfinished records (parked included).
 func (c *Controller) InFlight() int { return c.inflight }
 
-// Full reports whether the in-flight cap is reached. The first refusal of
-// a stall counts as backpressure and emits an event.
+// Full reports whether the in-flight cap is reached: the one cap check of
+// every admission (Submit, SubmitLazy and the runner's inline hit path).
+// The first refusal of a stall counts as backpressure and emits an event.
 func (c *Controller) Full() bool {
-	if c.inflight < c.cfg.MaxInFlight {
-		return false
-	}
+	return c.inflight >= c.cfg.MaxInFlight && c.refuse()
+}
+
+// refuse is Full's slow path, at the cap; it reports true.
+func (c *Controller) refuse() bool {
 	if !c.stalled {
 		c.stalled = true
 		c.local.backpressure++
@@ -210,16 +208,31 @@ type KeySource interface{ SubmitKey() uint64 }
 func (c *Controller) SubmitLazy(ks KeySource, body Body) bool { return c.submit(0, ks, body) }
 
 func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
-	if c.inflight >= c.cfg.MaxInFlight && c.Full() {
+	if c.Full() {
 		return false
 	}
+	c.admit(key, ks, body)
+	return true
+}
+
+// admitted counts one admission (a submitted body, or a record the runner
+// finished inline): it ends a stall, and every 1024th refreshes Snapshot,
+// since all-hit runs may never Poll.
+func (c *Controller) admitted() {
 	c.stalled = false
+	if c.local.submitted++; c.local.submitted&1023 == 0 {
+		c.publish()
+	}
+}
+
+// admit is the one admission path past the cap check: body runs at once
+// if its key is free, or parks behind the key's in-flight record. The key
+// is key, or ks's when ks is not nil (asked only if needed).
+func (c *Controller) admit(key uint64, ks KeySource, body Body) {
+	c.admitted()
 	r := c.alloc()
 	r.body = body
 	r.epoch = c.epochs[len(c.epochs)-1].id
-	if c.local.submitted++; c.local.submitted&1023 == 0 {
-		c.publish() // all-hit runs may never Poll: keep Snapshot fresh
-	}
 	if c.bus != nil && c.bus.Wants(event.RecordSubmitted) {
 		c.emitRecord(event.RecordSubmitted, r)
 	}
@@ -230,7 +243,7 @@ func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
 		if owner, busy := c.gate[key]; busy {
 			r.key = key
 			c.park(owner, r)
-			return true
+			return
 		}
 	}
 	r.key = key
@@ -245,7 +258,6 @@ func (c *Controller) submit(key uint64, ks KeySource, body Body) bool {
 	if len(c.promote) > 0 || len(c.epochs) > 1 {
 		c.settle()
 	}
-	return true
 }
 
 // inlineOK reports whether a record may bypass the controller on a hit:
@@ -266,11 +278,8 @@ func (c *Controller) idleKey(key uint64) bool {
 // finished at once, never counted in an epoch, and err fails it as a
 // body's Finish would.
 func (c *Controller) finishInline(err error) {
-	c.stalled = false
 	c.local.finished++
-	if c.local.submitted++; c.local.submitted&1023 == 0 {
-		c.publish()
-	}
+	c.admitted()
 	if err != nil {
 		c.fail(err)
 	}

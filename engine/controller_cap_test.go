@@ -77,3 +77,63 @@ func TestOldestEpoch(t *testing.T) {
 		t.Fatalf("oldest epoch %d, want 3 (the open one)", got)
 	}
 }
+
+// lazyKey is a KeySource for SubmitLazy in tests.
+type lazyKey uint64
+
+func (k lazyKey) SubmitKey() uint64 { return uint64(k) }
+
+// TestAdmissionPaths: Submit, SubmitLazy and SubmitDue share one admission
+// path: at the cap the first two refuse (one backpressure per stall) and
+// SubmitDue admits anyway; every admitted record passes the per-key gate
+// (parked behind its key's record, run in arrival order) and is counted as
+// submitted; an admission ends the stall.
+func TestAdmissionPaths(t *testing.T) {
+	cases := []struct {
+		name    string
+		admit   func(h *harness, key uint64) bool
+		pastCap bool
+	}{
+		{"Submit", func(h *harness, key uint64) bool { return h.submit(key) }, false},
+		{"SubmitLazy", func(h *harness, key uint64) bool {
+			h.seq++
+			return h.c.SubmitLazy(lazyKey(key), &counterRec{kv: h.kv, key: key, seq: h.seq, out: &h.out})
+		}, false},
+		{"SubmitDue", func(h *harness, key uint64) bool {
+			h.seq++
+			h.c.SubmitDue(key, &counterRec{kv: h.kv, key: key, seq: h.seq, out: &h.out})
+			return true
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, ControllerConfig{MaxInFlight: 2})
+			h.submit(1)
+			h.submit(2)
+			if got := tc.admit(h, 1); got != tc.pastCap {
+				t.Fatalf("admitted at the cap = %v, want %v", got, tc.pastCap)
+			}
+			wantParked, wantSubmitted := 0, int64(2)
+			if tc.pastCap {
+				wantParked, wantSubmitted = 1, 3
+			}
+			if h.c.parked != wantParked || h.c.local.submitted != wantSubmitted {
+				t.Fatalf("parked %d submitted %d, want %d %d", h.c.parked, h.c.local.submitted, wantParked, wantSubmitted)
+			}
+			for len(h.kv.loads) > 0 {
+				h.kv.complete(0)
+				h.poll(t)
+			}
+			want := []string{"1:1@1", "2:2@1"}
+			if tc.pastCap {
+				want = []string{"1:1@1", "1:3@2", "2:2@1"} // the due record ran after key 1's first
+			}
+			if !slices.Equal(h.out, want) {
+				t.Fatalf("out = %v, want %v", h.out, want)
+			}
+			if !tc.admit(h, 3) || h.c.stalled {
+				t.Fatal("an admission below the cap must succeed and end the stall")
+			}
+		})
+	}
+}

@@ -235,9 +235,12 @@ func (s *subtask[T]) runSource(ctx context.Context) error {
 			return ctx.Err()
 		default:
 		}
-		ok, err := s.pullSource()
-		if err != nil {
-			return err
+		ok := false
+		if !s.job.paused.Load() {
+			var err error
+			if ok, err = s.pullSource(); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			idle.Reset(time.Millisecond)
@@ -273,6 +276,7 @@ func (s *subtask[T]) runOperator(ctx context.Context) error {
 				continue
 			}
 		}
+		s.deliveredPub.Store(s.delivered)
 		if c := s.runner.ctl; c != nil {
 			c.Flush() // input dry or at the cap: issue the coalesced batch
 		}

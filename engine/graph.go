@@ -53,6 +53,18 @@ type Source[T any] interface {
 	Close() error
 }
 
+// CheckpointListener is an optional interface of a Source: it is told when
+// a checkpoint that recorded its position completed (committed to the
+// job's remote pool, when it has one), with the position that checkpoint
+// holds, so it may act on what a restore can no longer undo (a Kafka
+// source commits those offsets to its consumer group). It runs on the
+// checkpoint coordinator's goroutine with its lock held, possibly after
+// the source ended: it must be quick, safe alongside Next, and must not
+// call into the job.
+type CheckpointListener interface {
+	CheckpointComplete(id state.CheckpointID, pos []byte)
+}
+
 // Sink receives the last stage's output, from all its subtasks (calls are
 // serialised by the job).
 type Sink[T any] interface {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"clink/engine/async"
 	"clink/engine/event"
@@ -40,6 +41,9 @@ type JobConfig struct {
 	// MaxConcurrentCheckpoints bounds the checkpoints aligning or
 	// committing at once (0: 1, as Flink's default).
 	MaxConcurrentCheckpoints int
+	// Warnings logs configuration warnings once; a session shares one
+	// among its jobs. nil: the job keeps its own.
+	Warnings *Warnings
 }
 
 // Job is a running dataflow: stages of subtasks joined by exchanges. Drive
@@ -55,7 +59,21 @@ type Job[T any] struct {
 	ownExec   async.Executor
 	nextCkpt  state.CheckpointID
 	triggerMu sync.Mutex
+	// paused holds the sources (threaded mode): they still inject
+	// barriers, so a checkpoint can complete and release them.
+	paused atomic.Bool
 }
+
+// PauseSources stops (true) or resumes (false) every source's reading in
+// threaded mode: the writer stall of a bounded state tier, whose dirty
+// entries cannot be evicted before a checkpoint commits them. Paused
+// sources still inject checkpoint barriers, so the checkpoint that frees
+// the tier completes; operators drain what is in flight. Stepped mode
+// ignores it.
+func (j *Job[T]) PauseSources(p bool) { j.paused.Store(p) }
+
+// SourcesPaused reports whether PauseSources holds the sources.
+func (j *Job[T]) SourcesPaused() bool { return j.paused.Load() }
 
 // NewJob builds the subtasks, opens operators on their backends and, when
 // cfg.Restore is set, restores state lazily and seeks sources.
@@ -107,6 +125,9 @@ func (cfg *JobConfig) normalize() error {
 	}
 	if cfg.MaxKeyGroups == 0 {
 		cfg.MaxKeyGroups = state.DefaultMaxKeyGroups
+	}
+	if cfg.Warnings == nil {
+		cfg.Warnings = &Warnings{}
 	}
 	if cfg.Parallelism > cfg.MaxKeyGroups {
 		return fmt.Errorf("parallelism %d exceeds the %d key groups", cfg.Parallelism, cfg.MaxKeyGroups)

@@ -30,6 +30,9 @@ type RunnerConfig struct {
 	// OnCapture receives this subtask's checkpoint capture once the barrier
 	// drained; a coordinator persists it off the runner. nil persists inline.
 	OnCapture func(subtask int, c *state.Capture) error
+	// Warnings logs configuration warnings once (shared by a job's
+	// subtasks; nil: every time).
+	Warnings *Warnings
 }
 
 // Runner drives one operator subtask: records through the controller (async
@@ -141,6 +144,7 @@ func (r *Runner[T]) wireAsync(aop AsyncOperator[T], ab state.AsyncBackend) error
 	ctl, err := NewController(ControllerConfig{
 		MaxInFlight: r.cfg.MaxInFlight, Order: order, Coalesce: coalesce,
 		Operator: r.cfg.Name, Subtask: r.cfg.Subtask, Bus: r.cfg.Bus, Idle: r.cfg.Idle,
+		Warnings: r.cfg.Warnings,
 	})
 	if err != nil {
 		return fmt.Errorf("operator %s/%d: %w", r.cfg.Name, r.cfg.Subtask, err)
@@ -197,7 +201,7 @@ func (r *Runner[T]) offerData(el *Element[T]) (bool, error) {
 		return true, nil
 	}
 	c := r.ctl
-	if c.inflight >= c.cfg.MaxInFlight && c.Full() {
+	if c.Full() {
 		return false, nil
 	}
 	if r.hot != nil && c.inlineOK() && (len(c.gate) == 0 || c.idleKey(r.gateKey(el))) {

@@ -10,9 +10,12 @@ type SubtaskSnapshot struct {
 	Index     int
 	Async     bool
 	Watermark int64 // the last watermark the operator saw (math.MinInt64: none)
-	Gate      Stats // the controller's counters (zero on the synchronous path)
-	State     state.Stats
-	HasState  bool // the backend reports Stats
+	// Records counts the data records the operator accepted, on either
+	// path (published every 64 records and when the input runs dry).
+	Records  int64
+	Gate     Stats // the controller's counters (zero on the synchronous path)
+	State    state.Stats
+	HasState bool // the backend reports Stats
 }
 
 // JobSnapshot is everything the dashboard and metrics read about a running
@@ -27,7 +30,8 @@ type JobSnapshot struct {
 func (j *Job[T]) Snapshot() JobSnapshot {
 	out := JobSnapshot{Checkpoints: j.coord.checkpoints(), Finished: j.Finished()}
 	for _, s := range j.ops {
-		ss := SubtaskSnapshot{Stage: s.stageName, Index: s.index, Async: s.runner.Async(), Watermark: s.watermark.Load()}
+		ss := SubtaskSnapshot{Stage: s.stageName, Index: s.index, Async: s.runner.Async(), Watermark: s.watermark.Load(),
+			Records: s.deliveredPub.Load()}
 		if c := s.runner.ctl; c != nil {
 			ss.Gate = c.Snapshot()
 		}

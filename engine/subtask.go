@@ -55,9 +55,14 @@ type subtask[T any] struct {
 	capture   *state.Capture
 	stageName string
 	watermark atomic.Int64 // published for Snapshot
-	done      atomic.Bool
-	ckpts     chan state.CheckpointID // threaded sources: barrier requests
-	finalPos  []byte                  // an ended source\'s position
+	// delivered counts data records the operator accepted (runner-owned);
+	// deliveredPub publishes it for Snapshot every 64 records and when
+	// the input runs dry, so the hot path pays no atomic per record.
+	delivered    int64
+	deliveredPub atomic.Int64
+	done         atomic.Bool
+	ckpts        chan state.CheckpointID // threaded sources: barrier requests
+	finalPos     []byte                  // an ended source\'s position
 }
 
 // next returns the element to deliver: released ones first, then the
@@ -97,7 +102,14 @@ func (s *subtask[T]) deliver(env envelope[T]) (bool, error) {
 	switch env.el.Kind {
 	case Data:
 		g.idle[env.ch], g.outIdle = false, false
-		return s.runner.Offer(env.el)
+		ok, err := s.runner.Offer(env.el)
+		if ok {
+			s.delivered++
+			if s.delivered&63 == 0 {
+				s.deliveredPub.Store(s.delivered)
+			}
+		}
+		return ok, err
 	case Watermark:
 		if env.el.Watermark == WatermarkIdle {
 			g.idle[env.ch] = true
@@ -193,6 +205,7 @@ func (s *subtask[T]) endFrom(ch int) error {
 	if _, err := s.runner.Offer(Element[T]{Kind: EndOfInput}); err != nil {
 		return err
 	}
+	s.deliveredPub.Store(s.delivered)
 	s.done.Store(true)
 	s.out.end()
 	return nil

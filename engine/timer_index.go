@@ -3,189 +3,100 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
-	"slices"
 
 	"clink/state"
 )
 
-// Checkpointing timers: the per-key-group timer index.
-//
-// A restore is lazy on a disaggregated backend (nothing is loaded), so the
-// timer heap cannot be rebuilt by scanning the restored state. Instead every
-// key group holds one index entry (namespace op|TimerOpBit) under a reserved
-// key chosen so that it hashes into that very key group: the entry lists the
-// group's (key, timestamps) timers and the operator's event-time scalar. A
-// restore at any parallelism reads one entry per key group the subtask now
-// owns, by key, and rebuilds its heap from them: no scan, and a key group
-// moves between subtasks with its timers. The entries are written only at a
-// checkpoint (Flush, from the runner's barrier through Snapshotter), and
-// only for the key groups whose timers changed since the previous one, so
-// the per-record path writes nothing.
+// Checkpointing timers. The pages, summaries, directories and clocks
+// (timer_pages.go)
+// are ordinary entries of the operator's backend: a checkpoint's delta
+// carries only those that changed, a restore at any parallelism reads each
+// owned group's clock and summary by key (no scan), and pages are read
+// only when a watermark reaches them. Flush writes them at a checkpoint
+// barrier (through Snapshotter), so the per-record path writes nothing.
 
 // Snapshotter is an optional Operator interface: the runner calls
 // SnapshotState at a checkpoint barrier, after the drain and before the
 // capture, so the operator can write what it keeps outside keyed state
-// (timer indexes, event-time scalars) into its backend.
+// (timer summaries, event-time scalars) into its backend.
 type Snapshotter interface {
 	SnapshotState(id state.CheckpointID) error
 }
 
-// timerIndexVersion tags the index entry's layout.
+// timerIndexVersion tags layout 1's index entry (read on restore only).
 const timerIndexVersion = 1
-
-type timerIndex struct {
-	seed     uint64
-	groups   int
-	lo, hi   int
-	dirty    []bool   // per key group
-	keys     [][]byte // per key group: the reserved index key, once computed
-	anyDirty bool
-	scalar   int64
-	saved    int64 // scalar at the last Flush
-	buf      []byte
-}
-
-func (x *timerIndex) init(sc TimerScope) {
-	x.seed, x.groups = sc.HashSeed, sc.MaxKeyGroups
-	if x.groups <= 0 {
-		x.groups = state.DefaultMaxKeyGroups
-	}
-	p := max(sc.Parallelism, 1)
-	x.lo, x.hi = state.KeyGroupRange(sc.Subtask, x.groups, p)
-	x.dirty = make([]bool, x.groups)
-	x.keys = make([][]byte, x.groups)
-	x.scalar, x.saved = math.MinInt64, math.MinInt64
-}
-
-func (x *timerIndex) group(key []byte) int {
-	return state.KeyGroup(state.Hash(x.seed, key), x.groups)
-}
-
-func (x *timerIndex) touch(key []byte) {
-	x.dirty[x.group(key)] = true
-	x.anyDirty = true
-}
-
-// indexKey returns the reserved key of group g's index entry: a prefix no
-// SQL key starts with (0xff 'T') and a counter, the first whose hash lands
-// in g.
-func (x *timerIndex) indexKey(g int) []byte {
-	if x.keys[g] != nil {
-		return x.keys[g]
-	}
-	k := []byte{0xff, 'T'}
-	for n := uint64(0); ; n++ {
-		c := binary.AppendUvarint(k, n)
-		if x.group(c) == g {
-			x.keys[g] = slices.Clip(c)
-			return x.keys[g]
-		}
-	}
-}
 
 // Scalar is the operator-level event-time scalar (math.MinInt64 until set
 // or restored).
-func (t *Timers) Scalar() int64 { return t.index.scalar }
+func (t *Timers) Scalar() int64 { return t.scalar }
 
 // SetScalar sets the operator-level event-time scalar saved with the timers
 // at the next Flush (a late-drop bound: the largest watermark fired).
-func (t *Timers) SetScalar(v int64) { t.index.scalar = v }
+func (t *Timers) SetScalar(v int64) { t.scalar = v }
 
-// Flush writes the index entry of every owned key group whose timers
-// changed since the previous Flush (all of them when the scalar changed).
-// Call it at a checkpoint barrier, before the backend's capture.
-func (t *Timers) Flush() error {
-	x := &t.index
-	if x.scalar != x.saved {
-		for g := x.lo; g < x.hi; g++ {
-			x.dirty[g] = true
-		}
-		x.anyDirty, x.saved = true, x.scalar
-	}
-	if !x.anyDirty {
-		return nil
-	}
-	byGroup := map[int][]string{}
-	for k := range t.byKey {
-		if g := x.group([]byte(k)); x.dirty[g] {
-			byGroup[g] = append(byGroup[g], k)
-		}
-	}
-	for g := range x.dirty {
-		if !x.dirty[g] {
-			continue
-		}
-		x.dirty[g] = false
-		if err := t.writeGroup(g, byGroup[g]); err != nil {
-			return err
-		}
-	}
-	x.anyDirty = false
-	return nil
-}
-
-func (t *Timers) writeGroup(g int, keys []string) error {
-	x := &t.index
-	ik := x.indexKey(g)
-	if len(keys) == 0 && x.scalar == math.MinInt64 {
-		if err := t.be.Delete(t.op, ik); err != nil {
-			return fmt.Errorf("timers: write index of key group %d: %w", g, err)
-		}
-		return nil
-	}
-	slices.Sort(keys)
-	b := binary.AppendUvarint(x.buf[:0], timerIndexVersion)
-	b = binary.AppendVarint(b, x.scalar)
-	b = binary.AppendUvarint(b, uint64(len(keys)))
-	for _, k := range keys {
-		ks := t.byKey[k]
-		b = binary.AppendUvarint(b, uint64(len(k)))
-		b = append(b, k...)
-		b = binary.AppendUvarint(b, uint64(len(ks)))
-		for _, ts := range ks {
-			b = binary.AppendVarint(b, ts)
-		}
-	}
-	x.buf = b
-	if err := t.be.Put(t.op, ik, b); err != nil {
-		return fmt.Errorf("timers: write index of key group %d: %w", g, err)
-	}
-	return nil
-}
-
-// Restore rebuilds the heap and the scalar from the index entries of the
-// key groups this subtask owns, read by key from the restored checkpoint
-// (the scalar is the largest saved by any of them). Call it in Open after
-// the backend restored; with nothing restored it reads nothing.
+// Restore reads the clock (and, when it says there is one, the directory)
+// of every key group this subtask owns from the restored checkpoint: no
+// era summary or timer page is read until a watermark reaches it. The scalar is the largest any
+// group saved. A group checkpointed in layout 1 (one index entry holding
+// all its timers) is loaded whole and rewritten in layout 2 at the next
+// Flush. Call it in Open after the backend restored; with nothing restored
+// it reads nothing.
 func (t *Timers) Restore() error {
 	if pb, ok := t.be.(state.PersistBackend); !ok || pb.LastCheckpoint() == 0 {
 		return nil
 	}
-	x := &t.index
-	for g := x.lo; g < x.hi; g++ {
-		val, found, err := t.be.Get(t.op, x.indexKey(g))
-		if err != nil {
-			return fmt.Errorf("timers: read index of key group %d: %w", g, err)
-		}
-		if !found {
-			continue
-		}
-		if err := t.load(g, val); err != nil {
+	for i := range t.groups {
+		if err := t.restoreGroup(&t.groups[i]); err != nil {
 			return err
 		}
 	}
-	x.saved = x.scalar
-	for g := range x.dirty {
-		x.dirty[g] = false
-	}
-	x.anyDirty = false
 	return nil
 }
 
-// load re-registers the timers of one index entry and folds its scalar.
-func (t *Timers) load(g int, val []byte) error {
-	bad := fmt.Errorf("timers: corrupt index entry of key group %d", g)
+func (t *Timers) restoreGroup(g *tgroup) error {
+	val, found, err := t.be.Get(t.op, t.clockKey(g))
+	if err != nil {
+		return fmt.Errorf("timers: read clock of key group %d: %w", g.g, err)
+	}
+	if !found {
+		return t.restoreV1(g)
+	}
+	rd := reader{b: val, ok: true}
+	if v := rd.uvarint(); v != timerLayout && rd.ok {
+		return fmt.Errorf("timers: key group %d: clock of timer layout %d, this build reads layouts 1 and %d", g.g, v, timerLayout)
+	}
+	flags, sc := rd.uvarint(), rd.varint()
+	if !rd.ok {
+		return fmt.Errorf("timers: corrupt clock of key group %d", g.g)
+	}
+	g.clock, g.hasClock = clockVal{scalar: sc, dir: flags&1 != 0}, true
+	t.scalar = max(t.scalar, sc)
+	if !g.clock.dir {
+		return nil
+	}
+	val, found, err = t.be.Get(t.op, t.dirKey(g))
+	if err != nil {
+		return fmt.Errorf("timers: read directory of key group %d: %w", g.g, err)
+	}
+	if !found {
+		return fmt.Errorf("timers: key group %d: its clock names a directory the checkpoint lacks", g.g)
+	}
+	g.hasDir = true
+	return decodeDir(g, val)
+}
+
+// restoreV1 loads group g's layout-1 index entry, if any, into its pending
+// timers, to be paged (and the entry deleted) at the next Flush.
+func (t *Timers) restoreV1(g *tgroup) error {
+	ik, _ := t.placedKey(indexTagV1, 0, g.g)
+	val, found, err := t.be.Get(t.op, ik)
+	if err != nil {
+		return fmt.Errorf("timers: read index of key group %d: %w", g.g, err)
+	}
+	if !found {
+		return nil
+	}
+	bad := fmt.Errorf("timers: corrupt index entry of key group %d", g.g)
 	r := reader{b: val, ok: true}
 	if r.uvarint() != timerIndexVersion {
 		return bad
@@ -196,15 +107,16 @@ func (t *Timers) load(g int, val []byte) error {
 		key := r.bytes(r.uvarint())
 		m := r.uvarint()
 		for j := uint64(0); j < m && r.ok; j++ {
-			if err := t.Register(key, r.varint()); err != nil {
-				return err
-			}
+			ts := r.varint()
+			t.scr = appendPendingKey(t.scr[:0], ts, key)
+			g.add(t.scr, ts)
 		}
 	}
 	if !r.ok {
 		return bad
 	}
-	t.index.scalar = max(t.index.scalar, sc)
+	t.scalar = max(t.scalar, sc)
+	g.v1 = true
 	return nil
 }
 

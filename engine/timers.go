@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"container/heap"
+	"bytes"
+	"fmt"
+	"math"
 	"slices"
 
-	"clink/engine/event"
 	"clink/state"
 )
 
@@ -24,26 +25,15 @@ type TimerFirer interface {
 // in-flight cap: a watermark's due fires cannot be refused (the runner is
 // inside an epoch release and has nowhere to park them). Runner goroutine
 // only.
-func (c *Controller) SubmitDue(key uint64, body Body) {
-	c.stalled = false
-	r := c.alloc()
-	r.key, r.body = key, body
-	r.epoch = c.epochs[len(c.epochs)-1].id
-	c.local.submitted++
-	if c.bus.Wants(event.RecordSubmitted) {
-		c.emitRecord(event.RecordSubmitted, r)
-	}
-	if owner, busy := c.gate[key]; busy {
-		c.park(owner, r)
-		return
-	}
-	c.run(r)
-	c.settle()
-}
+func (c *Controller) SubmitDue(key uint64, body Body) { c.admit(key, nil, body) }
 
 // TimerOpBit marks the state namespace of an operator's persisted timers:
-// the timer index of operator op lives under op|TimerOpBit.
+// the timer pages of operator op live under op|TimerOpBit.
 const TimerOpBit state.OpID = 1 << 31
+
+// DefaultTimerBucket is the width in event-time ms of the time buckets a
+// checkpoint cuts new timers into (TimerScope.BucketMillis).
+const DefaultTimerBucket = 1000
 
 // TimerScope places a subtask's timers in the job's key groups: the hash
 // seed and key-group count of its state backend, and the subtask's index
@@ -53,22 +43,36 @@ type TimerScope struct {
 	MaxKeyGroups int // 0: state.DefaultMaxKeyGroups
 	Subtask      int
 	Parallelism  int
+	// BucketMillis is the event-time span one timer page covers at most
+	// (0: DefaultTimerBucket), so a watermark reads only the pages it
+	// reaches.
+	BucketMillis int64
 }
 
-// Timers is a subtask's event-time timer service over state keys. Each key
-// holds a set of timestamps, and an in-memory min-heap orders every
-// registered (timestamp, key), so a watermark pops exactly the due keys:
-// nothing is scanned. The timers and one operator-level event-time scalar
-// (a late-drop bound) are checkpointed as a per-key-group index (see
-// Flush and Restore in timer_index.go). Not safe for concurrent use: the
-// runner goroutine owns it.
+// Timers is a subtask's event-time timer service over state keys, kept in
+// the state backend like any keyed state (docs/state.md "Timers"). Each
+// owned key group has a small in-memory summary: the runs (timer pages in
+// the backend) with each one's earliest unfired timestamp, and the timers
+// registered since the last checkpoint. A watermark reads only the pages
+// whose earliest timer it reached, so restore reads no page before the
+// watermark gets to it, and pages are evictable hot-tier entries. Not safe
+// for concurrent use: the runner goroutine owns it.
 type Timers struct {
-	be    state.Backend
-	op    state.OpID
-	heap  timerHeap
-	byKey map[string][]int64
-	due   []DueKey
-	index timerIndex
+	be     state.Backend
+	op     state.OpID
+	seed   uint64
+	ngroup int
+	lo, hi int
+	width  int64
+	groups []tgroup // owned key groups, index g-lo
+	scalar int64
+
+	due    []DueKey
+	fired  []firedTimer
+	arena  []byte
+	buf    []byte
+	scr    []byte
+	encBuf []pendingTimer
 }
 
 // DueKey is one key whose timers are due: Max is its largest due timestamp.
@@ -77,91 +81,126 @@ type DueKey struct {
 	Max int64
 }
 
+// firedTimer is one due (ts, key) while Due collects them: the key is
+// arena[off:off+n].
+type firedTimer struct {
+	ts     int64
+	off, n int
+}
+
 // NewTimers returns the timer service of operator op over be.
 func NewTimers(be state.Backend, op state.OpID, sc TimerScope) *Timers {
-	t := &Timers{be: be, op: op | TimerOpBit, byKey: map[string][]int64{}}
-	t.index.init(sc)
+	t := &Timers{be: be, op: op | TimerOpBit, seed: sc.HashSeed, ngroup: sc.MaxKeyGroups,
+		width: sc.BucketMillis, scalar: math.MinInt64}
+	if t.ngroup <= 0 {
+		t.ngroup = state.DefaultMaxKeyGroups
+	}
+	if t.width <= 0 {
+		t.width = DefaultTimerBucket
+	}
+	t.lo, t.hi = state.KeyGroupRange(sc.Subtask, t.ngroup, max(sc.Parallelism, 1))
+	t.groups = make([]tgroup, t.hi-t.lo)
+	for i := range t.groups {
+		t.groups[i].init(t.lo + i)
+	}
 	return t
 }
 
-// Len is the number of registered (key, timestamp) timers.
-func (t *Timers) Len() int { return t.heap.Len() }
+func (t *Timers) group(key []byte) int {
+	return state.KeyGroup(state.Hash(t.seed, key), t.ngroup)
+}
+
+// owned returns the summary of key's group, or an error for a key another
+// subtask owns.
+func (t *Timers) owned(key []byte) (*tgroup, error) {
+	g := t.group(key)
+	if g < t.lo || g >= t.hi {
+		return nil, fmt.Errorf("timers: key %q is in key group %d, outside this subtask's [%d,%d)", key, g, t.lo, t.hi)
+	}
+	return &t.groups[g-t.lo], nil
+}
+
+// Len is the number of registered (key, timestamp) timers not yet due (a
+// timer registered again after the checkpoint that paged it counts twice
+// until it fires).
+func (t *Timers) Len() int {
+	n := 0
+	for i := range t.groups {
+		n += t.groups[i].len()
+	}
+	return n
+}
 
 // Register sets a timer for key at ts; registering the same (key, ts)
-// twice is a no-op. The key's group is marked for the next Flush.
+// twice is a no-op. It writes nothing to the backend: the timer joins the
+// group's pending set, which the next Flush pages.
 func (t *Timers) Register(key []byte, ts int64) error {
-	ks := t.byKey[string(key)]
-	i, found := slices.BinarySearch(ks, ts)
-	if found {
-		return nil
+	g, err := t.owned(key)
+	if err != nil {
+		return err
 	}
-	k := string(key)
-	ks = slices.Insert(ks, i, ts)
-	t.byKey[k] = ks
-	heap.Push(&t.heap, timer{ts: ts, key: k})
-	t.index.touch(key)
+	t.scr = appendPendingKey(t.scr[:0], ts, key)
+	g.add(t.scr, ts)
 	return nil
 }
 
-// Next is the earliest registered timestamp (ok false when none).
+// Next is the earliest registered timestamp not yet due (ok false when
+// none), from the summaries alone.
 func (t *Timers) Next() (ts int64, ok bool) {
-	if t.heap.Len() == 0 {
-		return 0, false
+	ts = math.MaxInt64
+	for i := range t.groups {
+		if n, has := t.groups[i].next(); has {
+			ts, ok = min(ts, n), true
+		}
 	}
-	return t.heap.items[0].ts, true
+	return ts, ok
 }
 
-// Due pops every timer at or below wm and returns the distinct due keys
-// in order of their earliest due timestamp, each with its largest due
-// timestamp. The returned slice is reused by the next call.
+// Due takes every timer at or below wm and returns the distinct due keys
+// in order of their earliest due timestamp (then key), each with its
+// largest due timestamp. It reads only the pages whose earliest unfired
+// timer is at or below wm; a page left with nothing unfired is deleted.
+// The returned slice is reused by the next call; the keys it points to
+// are not.
 func (t *Timers) Due(wm int64) ([]DueKey, error) {
-	t.due = t.due[:0]
-	var at map[string]int
-	for t.heap.Len() > 0 && t.heap.items[0].ts <= wm {
-		tm := heap.Pop(&t.heap).(timer)
-		if at == nil {
-			at = map[string]int{}
+	// The keys get a fresh arena: async fire bodies keep their DueKey
+	// past the next Due.
+	t.fired, t.arena = t.fired[:0], nil
+	for i := range t.groups {
+		if err := t.dueGroup(&t.groups[i], wm); err != nil {
+			return nil, err
 		}
-		if i, ok := at[tm.key]; ok {
-			t.due[i].Max = max(t.due[i].Max, tm.ts)
+	}
+	t.due = t.due[:0]
+	if len(t.fired) == 0 {
+		return t.due, nil
+	}
+	slices.SortFunc(t.fired, func(a, b firedTimer) int {
+		if a.ts != b.ts {
+			if a.ts < b.ts {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(t.arena[a.off:a.off+a.n], t.arena[b.off:b.off+b.n])
+	})
+	at := map[string]int{}
+	for _, f := range t.fired {
+		k := t.arena[f.off : f.off+f.n : f.off+f.n]
+		if i, ok := at[string(k)]; ok {
+			t.due[i].Max = max(t.due[i].Max, f.ts)
 			continue
 		}
-		at[tm.key] = len(t.due)
-		t.due = append(t.due, DueKey{Key: []byte(tm.key), Max: tm.ts})
-	}
-	for _, d := range t.due {
-		k := string(d.Key)
-		ks := t.byKey[k]
-		n, _ := slices.BinarySearch(ks, d.Max+1)
-		ks = ks[n:]
-		if len(ks) == 0 {
-			delete(t.byKey, k)
-		} else {
-			t.byKey[k] = ks
-		}
-		t.index.touch(d.Key)
+		at[string(k)] = len(t.due)
+		t.due = append(t.due, DueKey{Key: k, Max: f.ts})
 	}
 	return t.due, nil
 }
 
-type timer struct {
-	ts  int64
-	key string
-}
-
-type timerHeap struct{ items []timer }
-
-func (h *timerHeap) Len() int { return len(h.items) }
-func (h *timerHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
-	return a.ts < b.ts || (a.ts == b.ts && a.key < b.key)
-}
-func (h *timerHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *timerHeap) Push(x any)    { h.items = append(h.items, x.(timer)) }
-func (h *timerHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+// collect records one due timer.
+func (t *Timers) collect(ts int64, key []byte) {
+	t.fired = append(t.fired, firedTimer{ts: ts, off: len(t.arena), n: len(key)})
+	t.arena = append(t.arena, key...)
 }
 
 // fireTimers runs inside wm's epoch release: it submits the due keys' fire

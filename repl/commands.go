@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"clink/sql/ast"
 	"clink/state"
 )
 
@@ -25,18 +26,31 @@ var commandList []command
 
 func init() {
 	commandList = []command{
-		{`\help`, "", "show this help", (*Shell).cmdHelp},
+		{`\help`, "[STATEMENT]", "show this help (also \\?); with a statement, its syntax as \\h", (*Shell).cmdHelp},
+		{`\h`, "[STATEMENT]", "syntax of a SQL statement (\\h alone lists them)", (*Shell).cmdSQLHelp},
 		{`\tables`, "", "list tables and views", func(s *Shell, ctx context.Context, _ string) error { return s.execSQL(ctx, "SHOW TABLES") }},
+		{`\d`, "[NAME]", "list tables and views, or show NAME's columns", (*Shell).cmdD},
+		{`\dt`, "[PATTERN]", "list tables (names matching a glob such as bid*)", (*Shell).cmdDT},
+		{`\dv`, "[PATTERN]", "list views", (*Shell).cmdDV},
 		{`\describe`, "NAME", "show a table's or view's columns", (*Shell).cmdDescribe},
+		{`\i`, "FILE", "run the statements and commands in FILE", (*Shell).cmdInclude},
+		{`\o`, "[FILE]", "send results to FILE (truncated); \\o alone: back to the terminal", (*Shell).cmdOutput},
+		{`\e`, "", "edit the query buffer (else the last input) in $VISUAL / $EDITOR (vi), then run it", func(*Shell, context.Context, string) error {
+			return errors.New(`\e edits at the interactive prompt only`)
+		}},
 		{`\explain`, "QUERY", "show a query's operator graph", (*Shell).cmdExplain},
 		{`\set`, "[NAME [VALUE]]", "show settings, or change one", (*Shell).cmdSet},
 		{`\unset`, "NAME", "reset a setting to its default", (*Shell).cmdUnset},
 		{`\mode`, "[table|changelog|append]", "show or change how a SELECT is shown", (*Shell).cmdMode},
 		{`\timing`, "[on|off]", "toggle statement timing", (*Shell).cmdTiming},
 		{`\x`, "[on|off|auto]", "toggle expanded display (one line per column; auto: when wider than the terminal)", (*Shell).cmdExpanded},
+		{`\pager`, "[on|off|always]", "page printed results taller than the terminal through $PAGER (less -S); no argument toggles", (*Shell).cmdPager},
+		{`\pset`, "pager|format|expanded [VALUE]", "psql's \\pset: the pager, the output format (table, csv, jsonl, changelog), \\x", (*Shell).cmdPset},
+		{`\copy`, "(QUERY) TO 'FILE' [WITH (FORMAT csv|jsonl)]", "run a bounded query and write its result to FILE (csv by default)", (*Shell).cmdCopy},
 		{`\checkpoint`, "", "checkpoint the last query (live: press c)", (*Shell).cmdCheckpoint},
 		{`\crash`, "", "kill the last query's job without a checkpoint (live: press x)", (*Shell).cmdCrash},
 		{`\restore`, "[ID]", "restore the last query from a checkpoint (default: the latest) and resume it", (*Shell).cmdRestore},
+		{`\watch`, "[SECONDS] [c=N]", "re-run the last (bounded) query every SECONDS (default 2) until Ctrl-C, or N times", (*Shell).cmdWatch},
 		{`\result`, "", "show the last query's current result", (*Shell).cmdResult},
 		{`\tui`, "", "open the runtime dashboard over the last query (live: press t); q returns", (*Shell).cmdTUI},
 		{`\open`, "NOTEBOOK.md", "load a notebook's cells", (*Shell).cmdOpen},
@@ -52,8 +66,8 @@ func init() {
 }
 
 // commandAliases are short spellings.
-var commandAliases = map[string]string{`\h`: `\help`, `\?`: `\help`, `\q`: `\quit`, `\exit`: `\quit`,
-	`\d`: `\describe`, `\dt`: `\tables`, `\n`: `\next`, `\p`: `\prev`, `\r`: `\run`}
+var commandAliases = map[string]string{`\?`: `\help`, `\q`: `\quit`, `\exit`: `\quit`,
+	`\include`: `\i`, `\out`: `\o`, `\n`: `\next`, `\p`: `\prev`, `\r`: `\run`}
 
 func commandNames() []string {
 	var out []string
@@ -76,10 +90,38 @@ func (s *Shell) Command(ctx context.Context, line string) error {
 			return c.run(s, ctx, arg)
 		}
 	}
-	return fmt.Errorf("unknown command %s (\\help lists them)", name)
+	return fmt.Errorf("unknown command %s%s; \\help lists the commands", name, didYouMeanCommand(name))
 }
 
-func (s *Shell) cmdHelp(context.Context, string) error {
+// didYouMeanCommand is " (did you mean \\x?)" for an unknown command,
+// comparing the names without their backslash.
+func didYouMeanCommand(name string) string {
+	var bare []string
+	for _, c := range commandSpellings() {
+		bare = append(bare, strings.TrimPrefix(c, `\`))
+	}
+	if s := ast.Suggest(strings.TrimPrefix(name, `\`), bare); s != "" {
+		return ` (did you mean \` + s + `?)`
+	}
+	return ""
+}
+
+// commandSpellings are the command names and their aliases, in a stable
+// order, for "did you mean".
+func commandSpellings() []string {
+	out := commandNames()
+	aliases := make([]string, 0, len(commandAliases))
+	for a := range commandAliases {
+		aliases = append(aliases, a)
+	}
+	sort.Strings(aliases)
+	return append(out, aliases...)
+}
+
+func (s *Shell) cmdHelp(ctx context.Context, arg string) error {
+	if arg != "" {
+		return s.cmdSQLHelp(ctx, arg)
+	}
 	var b strings.Builder
 	b.WriteString("SQL statements end with ';' and may span lines. Commands:\n")
 	for _, c := range commandList {

@@ -3,6 +3,8 @@ package repl
 import (
 	"sort"
 	"strings"
+
+	"clink/sql/connector"
 )
 
 // Catalog is what the completer knows of the session: table and view
@@ -35,7 +37,7 @@ func (c *Completer) Do(line []rune, pos int) ([][]rune, int) {
 	before := string(line[:pos])
 	word := currentWord(before)
 	var cands []string
-	for _, s := range c.Candidates(before) {
+	for _, s := range c.CandidatesAt(before, string(line[pos:])) {
 		if len(s) >= len(word) && strings.EqualFold(s[:len(word)], word) {
 			cands = append(cands, s[len(word):])
 		}
@@ -61,8 +63,18 @@ func currentWord(s string) string {
 }
 
 // Candidates returns every word that may complete the text before the
-// cursor, matching the typed word's case for keywords and functions.
-func (c *Completer) Candidates(before string) []string {
+// cursor (CandidatesAt with nothing after it).
+func (c *Completer) Candidates(before string) []string { return c.CandidatesAt(before, "") }
+
+// CandidatesAt returns the words that may complete the text before the
+// cursor, by context: statement keywords at a statement's start,
+// relations after FROM / JOIN / INTO, a relation's columns after
+// "name." (an alias too), the columns of the relations the statement
+// names (after as well as before the cursor), functions and expression
+// keywords in SELECT / WHERE / ON / GROUP BY clauses, the connector's
+// option keys inside CREATE TABLE's WITH (, and everything elsewhere.
+// Keywords and functions follow the typed word's case.
+func (c *Completer) CandidatesAt(before, after string) []string {
 	word := currentWord(before)
 	trimmed := strings.TrimLeft(before, " \t")
 	pending := ""
@@ -72,23 +84,47 @@ func (c *Completer) Candidates(before string) []string {
 	if pending == "" && strings.HasPrefix(trimmed, `\`) {
 		return c.commandCandidates(trimmed, word)
 	}
-	prev := strings.ToUpper(previousWord(pending + "\n" + before[:len(before)-len(word)]))
-	rels := c.relations()
-	switch prev {
-	case "FROM", "JOIN", "TABLE", "INTO", "DESCRIBE", "DESC":
-		return rels
+	stmt := pending + "\n" + before[:len(before)-len(word)]
+	scope := pending + "\n" + before + after
+	if q := qualifier(before, word); q != "" {
+		if r := c.resolveAlias(scope, q); r != "" && c.Catalog != nil {
+			return c.Catalog.Columns(r)
+		}
 	}
 	lower := word != "" && strings.ToLower(word) == word
+	keywords := func(list []string) []string {
+		out := make([]string, len(list))
+		for i, k := range list {
+			out[i] = caseLike(k, lower)
+		}
+		return out
+	}
 	var out []string
-	out = append(out, c.columns(pending+"\n"+before)...)
-	out = append(out, rels...)
+	switch completionContext(stmt) {
+	case ctxStatement:
+		return keywords(statementKeywords)
+	case ctxRelation:
+		return c.relations()
+	case ctxOption:
+		return optionCandidates(scope, strings.HasSuffix(stmt, "'"))
+	case ctxConnector:
+		for _, n := range connector.ConnectorNames() {
+			out = append(out, quote(n, strings.HasSuffix(stmt, "'")))
+		}
+		return out
+	case ctxExpr:
+		out = append(out, c.columns(scope)...)
+		for _, f := range Functions {
+			out = append(out, caseLike(f, lower)+"(")
+		}
+		return dedupe(append(out, keywords(exprKeywords)...))
+	}
+	out = append(out, c.columns(scope)...)
+	out = append(out, c.relations()...)
 	for _, f := range Functions {
 		out = append(out, caseLike(f, lower)+"(")
 	}
-	for _, k := range Keywords {
-		out = append(out, caseLike(k, lower))
-	}
-	return dedupe(out)
+	return dedupe(append(out, keywords(Keywords)...))
 }
 
 func caseLike(s string, lower bool) string {
@@ -120,21 +156,6 @@ func (c *Completer) commandCandidates(line, word string) []string {
 	}
 	_ = word
 	return nil
-}
-
-// previousWord returns the last word of s before trailing space.
-func previousWord(s string) string {
-	toks := scan(s)
-	for i := len(toks) - 1; i >= 0; i-- {
-		switch toks[i].kind {
-		case tokSpace, tokComment:
-			continue
-		case tokWord:
-			return s[toks[i].start:toks[i].end]
-		}
-		return ""
-	}
-	return ""
 }
 
 func (c *Completer) relations() []string {

@@ -75,12 +75,27 @@ func (k *keyReader) start() {
 	k.cancel = cancel
 }
 
-// stop ends reading and waits until the terminal is restored.
-func (k *keyReader) stop() {
+// stop ends reading and waits until the terminal is restored. It returns
+// the keys read but not taken: typed ahead, as the query ended, for the
+// prompt.
+func (k *keyReader) stop() []byte {
 	if k.cancel == nil {
-		return
+		return nil
 	}
 	k.cancel()
 	k.wait()
+	var rest []byte
+	for more := true; more; {
+		select {
+		case b, ok := <-k.ch:
+			if ok {
+				rest = append(rest, b)
+			}
+			more = ok
+		default:
+			more = false
+		}
+	}
 	k.ch, k.cancel, k.wait = nil, nil, nil
+	return rest
 }

@@ -95,7 +95,7 @@ func (s *Shell) expand(cols []string, rows [][]string) bool {
 	case ExpandedOn:
 		return true
 	case ExpandedAuto:
-		return s.opts.Live && tableWidth(newTableLayout(cols, rows, nil).w) >= s.opts.width()
+		return s.live() && tableWidth(newTableLayout(cols, rows, nil).w) >= s.opts.width()
 	}
 	return false
 }

@@ -28,13 +28,16 @@ const refreshEvery = 150 * time.Millisecond
 // the job never waits for the terminal. Without a terminal (a script)
 // the changelog and append modes stream every change from the sink.
 func (s *Shell) runQuery(ctx context.Context, sql string) error {
-	q := &query{at: s.at}
+	if s.formatted() {
+		return s.runFormattedLast(ctx, sql)
+	}
+	q := &query{at: s.at, sql: sql}
 	o := session.QueryOptions{Resume: s.sess.Config().Resume, OnStart: func(h *session.Handle) error {
 		q.h = h
 		q.view.Store(newView(s, q))
 		return nil
 	}}
-	if !s.opts.Live && !s.opts.Stepped && s.opts.Mode != ModeTable {
+	if !s.live() && !s.opts.Stepped && s.opts.Mode != ModeTable {
 		q.streamed = true
 		o.NoTail = true
 		o.OnChange = func(c ops.Change) error {
@@ -84,7 +87,7 @@ func (s *Shell) printTable(q *query) {
 	for i, r := range rows {
 		cells[i] = Cells(r)
 	}
-	io.WriteString(s.out, s.renderRows(ColumnNames(q.h.Columns), cells, RightAligned(q.h.Columns)))
+	s.emit(s.renderRows(ColumnNames(q.h.Columns), cells, RightAligned(q.h.Columns)))
 	if !q.h.Finished() && !q.crashed {
 		fmt.Fprintln(s.out, "(running: the input is unbounded)")
 	}
@@ -97,11 +100,17 @@ func (s *Shell) watch(base context.Context, q *query) error {
 	ctx, stop := signal.NotifyContext(base, os.Interrupt)
 	defer stop()
 	keys := &keyReader{base: ctx}
-	if s.opts.Live {
+	if s.live() {
 		keys.open = s.opts.Keys
+	} else if s.redirect != nil && s.opts.Live {
+		fmt.Fprintf(s.term, "-- results go to %s (Ctrl-C stops the query)\n", s.redirect.Name())
 	}
 	keys.start()
-	defer keys.stop()
+	s.keys = keys
+	defer func() {
+		s.typeahead = append(s.typeahead, keys.stop()...)
+		s.keys = nil
+	}()
 	var tick <-chan time.Time
 	if d := s.opts.CheckpointInterval; d > 0 {
 		t := time.NewTicker(d)

@@ -52,6 +52,9 @@ type Cell struct {
 	HasOutput bool
 	// gap is the text between the SQL block and its output block.
 	gap string
+	// line is the 1-based line of the cell's ```sql fence in the file it
+	// was parsed from.
+	line int
 }
 
 // ExpectError reports whether the cell is marked as failing on purpose.
@@ -88,7 +91,7 @@ func ParseNotebook(src string) *Notebook {
 			continue
 		}
 		nb.addProse(&prose)
-		c := &Cell{Info: info, SQL: strings.Join(lines[i+1:end], "")}
+		c := &Cell{Info: info, SQL: strings.Join(lines[i+1:end], ""), line: i + 1}
 		i = end + 1
 		j := i
 		for j < len(lines) && strings.TrimSpace(lines[j]) == "" && lines[j] != "" {
@@ -227,9 +230,9 @@ func RunNotebook(ctx context.Context, nb *Notebook, opts Options) error {
 		err := RunCell(ctx, sh, c)
 		switch {
 		case err != nil && !c.ExpectError():
-			failed = append(failed, fmt.Sprintf("cell %d: %s", i+1, firstLine(err.Error())))
+			failed = append(failed, fmt.Sprintf("%s:%d: cell %d: %s", nb.Path, c.line, i+1, firstLine(err.Error())))
 		case err == nil && c.ExpectError():
-			failed = append(failed, fmt.Sprintf("cell %d: marked error but succeeded", i+1))
+			failed = append(failed, fmt.Sprintf("%s:%d: cell %d: marked error but succeeded", nb.Path, c.line, i+1))
 		}
 	}
 	if len(failed) > 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"clink/sql/connector"
 	"clink/sql/expr"
 	"clink/sql/types"
 )
@@ -170,6 +171,8 @@ func jsonValue(v types.Value) string {
 		return "null"
 	case types.KindBool, types.KindInt, types.KindBigInt, types.KindDecimal:
 		return v.String()
+	case types.KindArray:
+		return string(connector.AppendJSONValue(nil, v))
 	case types.KindDouble:
 		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
 			return v.String()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"clink/engine/async"
+	"clink/engine/event"
 	"clink/sql/ast"
 	"clink/sql/expr"
 	"clink/sql/ops"
@@ -40,6 +41,18 @@ type RunOptions struct {
 	// Notices, when set, is told which checkpoint each query resumed from
 	// (stderr in `clink run`, so stdout stays the result alone).
 	Notices io.Writer
+	// Bus, when set, is the session's runtime event bus (metrics and
+	// attached dashboards tap it).
+	Bus *event.Bus
+	// OnQuery, when set, is told of each query's handle (a SELECT, or the
+	// job an INSERT INTO runs) before its job starts, with the session's
+	// configuration; the done it returns runs when the handle closes,
+	// before its job is torn down (session.Config.OnQuery). `clink run
+	// --metrics` registers the query's metrics and attach job there.
+	OnQuery func(h *session.Handle, cfg session.Config) (done func())
+	// Progress, when its W is set, draws a progress line for each SELECT
+	// over file sources (ProgressOptions).
+	Progress ProgressOptions
 }
 
 // RunScript runs every statement of src in order, writing results to
@@ -55,13 +68,24 @@ func RunScript(ctx context.Context, o RunOptions, src string, out io.Writer) err
 		return &ScriptError{Src: src, Err: err}
 	}
 	var failed atomic.Int64 // checkpoints failed during the current statement
-	sess, err := session.New(session.Config{StateURI: o.StateURI, Parallelism: o.Parallelism,
+	var sess *session.Session
+	var onQuery func(h *session.Handle) func()
+	if o.OnQuery != nil {
+		onQuery = func(h *session.Handle) func() { return o.OnQuery(h, sess.Config()) }
+	}
+	sess, err = session.New(session.Config{OnQuery: onQuery, StateURI: o.StateURI, Parallelism: o.Parallelism,
 		MaxInFlight: o.MaxInFlight, BaseDir: o.BaseDir, Clock: async.RealClock{},
 		CheckpointInterval: o.CheckpointInterval, Resume: o.Restore, MaxOutage: o.MaxOutage,
-		SoftMemoryLimit: true, MiniBatch: o.Final,
+		SoftMemoryLimit: true, Bus: o.Bus, MiniBatch: o.Final,
 		OnCheckpointFailed: func(q string, id state.CheckpointID, err error) {
 			failed.Add(1)
 			notice(o, "clink: checkpoint %d of query %s failed: %s\n", id, q, session.BriefError(err))
+		},
+		OnWritesOutpace: func(q string, err error) {
+			if q != "" {
+				q = " " + q
+			}
+			notice(o, "clink: query%s: %v\n", q, err)
 		}})
 	if err != nil {
 		return err
@@ -153,7 +177,12 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 	var (
 		mu sync.Mutex
 		rw *ResultWriter
+		pl *progressLine
 	)
+	if o.Progress.W != nil {
+		pl = newProgressLine(o.Progress, time.Now())
+		out = guardedWriter{w: out, p: pl}
+	}
 	qo := session.QueryOptions{Resume: sess.Config().Resume, NoTail: true, NoRewind: true, OnStart: func(h *session.Handle) error {
 		rw = NewResultWriter(out, o.Format, h.Columns, !o.Final)
 		return nil
@@ -175,7 +204,12 @@ func runSelect(ctx context.Context, sess *session.Session, o RunOptions, sql str
 		fmt.Fprintf(o.Notices, "clink: query %s resumed from checkpoint %d\n", h.CheckpointName(), from)
 	}
 	stopFlush := flushPeriodically(&mu, rw)
+	stopProgress := func() {}
+	if pl != nil {
+		stopProgress = drawProgress(&mu, pl, h)
+	}
 	err = h.Wait(ctx)
+	stopProgress()
 	stopFlush()
 	if err != nil {
 		return expr.RowErrorReport{}, fmt.Errorf("query failed: %w", err)

@@ -39,11 +39,31 @@ type Settings struct {
 	Mode        Mode
 	Timing      bool
 	// Expanded is the expanded display (\x); "" is off.
-	Expanded           Expanded
+	Expanded Expanded
+	// Pager is when printed results are paged (\pager); "" is on.
+	Pager Pager
+	// Format is how results print (\pset format): "" or table is the
+	// live views; csv, jsonl and changelog are `clink run`'s encoders.
+	Format             Format
 	CheckpointInterval time.Duration
 	// Restore resumes queries from their checkpoints in a durable state
 	// URI: "latest" or a checkpoint id ("": fresh); see docs/durability.md.
 	Restore string
+	// MaxOutage fails a checkpointing query (and bounds a Kafka
+	// connector's wait for its broker) when no checkpoint completed for
+	// this long; 0: never.
+	MaxOutage time.Duration
+}
+
+// displaySetting reports whether SQL's SET name is one of the shell's
+// display settings (SET pager = off works as \set pager off); other
+// names go to the session.
+func displaySetting(name string) bool {
+	switch strings.ToLower(name) {
+	case "mode", "timing", "expanded", "pager", "format":
+		return true
+	}
+	return false
 }
 
 // setting describes one knob: its name, help and how to set and reset it.
@@ -91,6 +111,30 @@ var settings = []setting{
 		func(s *Settings) string { return string(orOff(s.Expanded)) },
 		func(s *Settings, v string) (err error) { s.Expanded, err = parseExpanded(v); return err },
 		func(s *Settings, d Settings) { s.Expanded = d.Expanded }},
+	{"pager", "page printed results taller than the terminal through $PAGER (default less -S): on, off or always",
+		func(s *Settings) string { return string(orOn(s.Pager)) },
+		func(s *Settings, v string) (err error) { s.Pager, err = parsePager(v); return err },
+		func(s *Settings, d Settings) { s.Pager = d.Pager }},
+	{"format", "how results print: table (live views), or csv, jsonl, changelog as clink run --format (a SELECT then runs to its end)",
+		func(s *Settings) string { return string(orTable(s.Format)) },
+		func(s *Settings, v string) (err error) { s.Format, err = ParseFormat(v); return err },
+		func(s *Settings, d Settings) { s.Format = d.Format }},
+}
+
+// orTable is f, or table when unset.
+func orTable(f Format) Format {
+	if f == "" {
+		return FormatTable
+	}
+	return f
+}
+
+// orOn is p, or on when unset.
+func orOn(p Pager) Pager {
+	if p == "" {
+		return PagerOn
+	}
+	return p
 }
 
 // orOff is e, or off when unset.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,22 @@ type Shell struct {
 	// failed holds failed-checkpoint notices from the session's ticker
 	// until the watch loop shows them.
 	failed notices
+	// pagerNoted: the pager's fallback note was shown.
+	pagerNoted bool
+	// redirect is the \o file results go to (nil: the terminal, term
+	// then unused); term is the output it replaced.
+	redirect *os.File
+	term     io.Writer
+	// includes is how deep \i files nest now.
+	includes int
+	// typeahead holds keys typed while a live query ended, for the
+	// prompt (TakeTypeahead).
+	typeahead []byte
+	// watching: a \watch loop runs (its results are not paged).
+	watching bool
+	// keys reads the live keys of the query being watched (nil when
+	// none); the pager stops it before it takes the terminal.
+	keys *keyReader
 }
 
 // notices is a queue of messages written by one goroutine and shown by
@@ -94,6 +111,7 @@ type query struct {
 	streamed bool
 	view     atomic.Pointer[view] // the view showing the query now
 	at       stmtPos              // where the SELECT was in its script
+	sql      string               // the SELECT's text, for \watch
 }
 
 // NewShell returns a shell writing to out.
@@ -111,6 +129,15 @@ func NewShell(opts Options, out io.Writer) (*Shell, error) {
 	return s, nil
 }
 
+// TakeTypeahead returns the keys typed during a live query that it did
+// not use (the next command, typed as the query ended) and forgets them;
+// the REPL feeds them to its line editor.
+func (s *Shell) TakeTypeahead() []byte {
+	t := s.typeahead
+	s.typeahead = nil
+	return t
+}
+
 // Settings returns the current settings.
 func (s *Shell) Settings() Settings { return s.opts.Settings }
 
@@ -118,7 +145,7 @@ func (s *Shell) Settings() Settings { return s.opts.Settings }
 func (s *Shell) newSession() error {
 	cfg := session.Config{StateURI: s.opts.StateURI, Parallelism: s.opts.Parallelism,
 		MaxInFlight: s.opts.MaxInFlight, BaseDir: s.opts.BaseDir, Clock: async.RealClock{},
-		Resume: s.opts.Restore, SoftMemoryLimit: !s.opts.Stepped,
+		Resume: s.opts.Restore, SoftMemoryLimit: !s.opts.Stepped, MaxOutage: s.opts.MaxOutage,
 		OnCheckpointFailed: func(_ string, id state.CheckpointID, err error) {
 			s.failed.add(fmt.Sprintf("checkpoint %d failed: %s", id, session.BriefError(err)))
 		}}
@@ -160,8 +187,11 @@ func firstLine(s string) string {
 	return l
 }
 
-// Close releases the last query.
+// Close releases the last query and closes a \o file.
 func (s *Shell) Close() error {
+	if err := s.closeOutput(); err != nil {
+		fmt.Fprintln(s.out, err)
+	}
 	if s.book != nil {
 		s.book.sh.Close()
 		s.book = nil
@@ -197,15 +227,25 @@ func (s *Shell) Columns(name string) []string {
 // error and returns it; the error renders with a caret into src.
 func (s *Shell) Run(ctx context.Context, src string) error {
 	for _, chunk := range SplitCommands(src) {
-		if chunk.Command {
-			if err := s.Command(ctx, chunk.Text); err != nil {
-				return &ScriptError{Src: src, Offset: chunk.Offset, Err: err, Command: true}
-			}
-			continue
-		}
-		if err := s.runSQL(ctx, src, chunk); err != nil {
+		if err := s.runChunk(ctx, src, chunk); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// runChunk runs one chunk of src: a backslash command or SQL; an error
+// is positioned in src (or in the \i file it came from).
+func (s *Shell) runChunk(ctx context.Context, src string, chunk Chunk) error {
+	if !chunk.Command {
+		return s.runSQL(ctx, src, chunk)
+	}
+	if err := s.Command(ctx, chunk.Text); err != nil {
+		var inner *ScriptError
+		if errors.As(err, &inner) && inner.File != "" {
+			return err // an error in a \i file, positioned in it
+		}
+		return &ScriptError{Src: src, Offset: chunk.Offset, Err: err, Command: true}
 	}
 	return nil
 }
@@ -239,6 +279,9 @@ func (s *Shell) runSQL(ctx context.Context, src string, chunk Chunk) error {
 func (s *Shell) statement(ctx context.Context, st parser.Stmt) error {
 	if _, ok := st.AST.(*ast.QueryStmt); ok {
 		return s.runQuery(ctx, st.Text)
+	}
+	if x, ok := st.AST.(*ast.Set); ok && displaySetting(x.Key) {
+		return s.cmdSet(ctx, strings.ToLower(x.Key)+" "+x.Value)
 	}
 	res, err := s.sess.Exec(ctx, st.Text)
 	if err != nil {
@@ -275,6 +318,12 @@ func (s *Shell) printResult(r *session.Result) {
 		fmt.Fprintln(s.out, r.Message)
 		return
 	}
+	if s.formatted() {
+		if err := writeResult(s.out, s.opts.Format, r); err != nil {
+			fmt.Fprintln(s.out, err)
+		}
+		return
+	}
 	right := make([]bool, len(r.Columns))
 	for i, v := range r.Values {
 		_ = i
@@ -284,7 +333,7 @@ func (s *Shell) printResult(r *session.Result) {
 			}
 		}
 	}
-	io.WriteString(s.out, RenderTable(r.Columns, r.Rows, right))
+	s.emit(RenderTable(r.Columns, r.Rows, right))
 	if r.Message != "" {
 		fmt.Fprintln(s.out, r.Message)
 	}
@@ -307,6 +356,9 @@ type ScriptError struct {
 	Err    error
 	// Command marks an error of a backslash command (shown without caret).
 	Command bool
+	// File is the script's file when it was run by \i: Render names it
+	// instead of its caller's file.
+	File string
 }
 
 // Error renders the cause (positions as in the statement).
@@ -317,14 +369,22 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 
 // Render renders the error for a user: "[file:]L:C: message", the line of
 // the script and a caret under the offending token (or the statement's
-// start when the error has no position).
+// start when the error has no position). A backslash command's error has
+// no caret, and no position either when there is no file (typed at the
+// prompt or in a notebook cell, where "1:1" says nothing).
 func (e *ScriptError) Render(file string) string {
+	if e.File != "" {
+		file = e.File
+	}
 	pos, msg := e.position()
 	prefix := ""
 	if file != "" {
 		prefix = file + ":"
 	}
 	if e.Command {
+		if file == "" {
+			return "ERROR: " + msg
+		}
 		return fmt.Sprintf("%s%s: ERROR: %s", prefix, pos, msg)
 	}
 	out := fmt.Sprintf("%s%s: ERROR: %s", prefix, pos, msg)

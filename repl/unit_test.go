@@ -96,6 +96,22 @@ func TestCompleter(t *testing.T) {
 		{"SELECT c| FROM person", []string{"ity"}, nil},
 		{"SELECT coa", []string{"lesce("}, nil},
 		{"SELECT a FROM bid WHERE pr", []string{"ice"}, []string{"ice("}},
+		// context: statement starts, relations, columns in scope, options
+		{"cr", []string{"eate"}, nil},
+		{"SELECT cr", nil, []string{"eate"}},
+		{"SELECT a FROM bid WHERE c", []string{"ount(", "ase"}, []string{"reate", "ity"}},
+		{"SELECT a FROM bid WHERE p", []string{"rice"}, []string{"erson", "rimary"}},
+		{"SELECT * FROM bid, p", []string{"erson"}, []string{"rice"}},
+		{"SELECT p.| FROM person p, bid b", []string{"name", "city"}, []string{"auction", "count("}},
+		{"SELECT * FROM bid AS b JOIN person p ON b.|", []string{"auction", "price"}, []string{"name"}},
+		{"SELECT * FROM bid b JOIN person p ON p.c", []string{"ity"}, []string{"ount("}},
+		{"SELECT n|, price FROM person", []string{"ame", "ot"}, []string{"exmark"}},
+		{"CREATE TABLE t (a INT) WITH (connector = 'csv', 'pa", []string{"th' = "}, nil},
+		{"CREATE TABLE t (a INT) WITH ('connector' = 'kafka', 'to", []string{"pic' = "}, nil},
+		{"CREATE TABLE t (a INT) WITH ('connector' = 'csv', 'to", nil, []string{"pic' = "}},
+		{"CREATE TABLE t (a INT) WITH (", []string{"'connector' = ", "'topic' = ", "'path' = "}, []string{"SELECT"}},
+		{"CREATE TABLE t (a INT) WITH ('connector' = 'n", []string{"exmark'"}, []string{"ame"}},
+		{"CREATE TABLE t (a INT) WITH (connector = ", []string{"'kafka'", "'csv'"}, nil},
 	}
 	for _, tc := range cases {
 		line, pos := tc.line, len([]rune(tc.line))
@@ -222,12 +238,15 @@ func TestShellCommands(t *testing.T) {
 		"CREATE TABLE t (k VARCHAR, v BIGINT) WITH (connector = 'values', bounded = 'false');",
 		"INSERT INTO t VALUES ('a', 1), ('b', 2), ('a', 3);",
 		`\tables`, `\describe t`, `\d nope`, `\explain SELECT k, SUM(v) FROM t GROUP BY k`,
+		`\dv`, "CREATE VIEW kv AS SELECT k FROM t;", `\d`, `\dt`, `\dv`, `\dt k*`, `\dv k*`, `\dt [`, `\d kv`,
+		`\h`, `\h delete`, `\help drop`, `\h create view;`, `\h SELEKT`, `\h frobnicate`,
 		`\checkpoint`, `\restore`,
 		"SELECT k, SUM(v) AS s FROM t GROUP BY k;",
 		`\checkpoint`, "INSERT INTO t VALUES ('c', 5);", `\result`, `\crash`, `\crash`, `\restore 9`, `\restore 1`,
 		`\set`, `\set parallelism 3`, `\set parallelism zero`, `\set bogus 1`, `\unset parallelism`,
 		`\mode changelog`, `\mode sideways`, `\timing on`, `\timing off`,
-		`\x`, `\result`, `\x auto`, `\result`, `\x sideways`, `\x`, `\x`, `\tui`, `\nope`,
+		`\x`, `\result`, `\x auto`, `\result`, `\x sideways`, `\x`, `\x`, `\tui`, `\nope`, `\tabels`, `\descirbe t`, `\dx`,
+		`\pager`, `\pager`, `\pset pager always`, `\pset pager sometimes`, `\pset border 2`, "SET pager = off;", "SET expanded TO auto;", `\x off`,
 		"SELECT k FROM t WHERE;", "SELECT x FROM t;", `\quit`,
 	}
 	for _, s := range steps {

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"clink/sql/connector"
 	"clink/sql/expr"
 	"clink/sql/ops"
 	"clink/sql/types"
@@ -32,7 +33,7 @@ type view struct {
 }
 
 func newView(s *Shell, q *query) *view {
-	return &view{s: s, q: q, mode: s.opts.Mode, live: s.opts.Live, color: s.opts.Color, start: time.Now()}
+	return &view{s: s, q: q, mode: s.opts.Mode, live: s.live(), color: s.opts.Color && s.live(), start: time.Now()}
 }
 
 func (v *view) out() io.Writer { return v.s.out }
@@ -107,8 +108,11 @@ func (v *view) tableText(maxLines int) string {
 // status is the live status line: progress and the live keys.
 func (v *view) status() string {
 	state := "running"
-	if v.q.crashed {
+	switch {
+	case v.q.crashed:
 		state = "CRASHED"
+	case v.q.h.SourcesPaused():
+		state = "sources paused until a checkpoint commits the state"
 	}
 	s := fmt.Sprintf("%s · %d changes · %.1fs", state, v.q.h.Len(), time.Since(v.start).Seconds())
 	if n := v.q.h.Skipped(); n > 0 {
@@ -119,6 +123,12 @@ func (v *view) status() string {
 	}
 	if wm := v.q.h.Watermark(); wm > 0 && wm < 1<<62 {
 		s += " · watermark " + time.UnixMilli(wm).UTC().Format(types.TimestampLayout)
+	}
+	if note := fileProgressNote(v.q.h.FileProgress()); note != "" {
+		s += " · " + note
+	}
+	if lag := connector.LagSummary(v.q.h.KafkaLag()); lag != "" {
+		s += " · " + lag
 	}
 	if v.notice != "" {
 		s += " · " + v.notice

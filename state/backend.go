@@ -168,3 +168,11 @@ func snapshot(ctx context.Context, b PersistBackend, id CheckpointID) error {
 type DirtyPressure interface {
 	SetDirtyPressure(fn func())
 }
+
+// HotBudgeted is implemented by backends with a bounded hot tier: an
+// operator that holds state of its own between writes (a mini-batch)
+// sizes it from the room left in the budget, so the process stays inside
+// the memory the budget promises. max 0 means unbounded.
+type HotBudgeted interface {
+	HotBudget() (max, used int64)
+}

@@ -9,39 +9,96 @@ import (
 
 // CoalescingBackend decorates an AsyncBackend so that per-record reads
 // collapse into batches: a GetAsync that misses the hot tier is parked in a
-// pending batch, and Flush issues one inner GetManyAsync for the whole batch
+// pending batch, and Flush issues one batched load for the whole batch
 // (one per operator namespace in it) and scatters the results to the
 // waiting tasks. Hot hits still return at once without allocating.
 //
+// It drives the inner backend through one narrow interface, reserver,
+// found by type assertion as database/sql finds a driver's optional
+// interfaces: a RemoteReadBackend implements it itself, and any other
+// AsyncBackend gets an adapter over GetHot and GetManyAsync.
+//
 // It is driven from the runner goroutine only; the controller calls Flush
-// when every in-flight record is suspended. The per-key gate makes every
-// key in a batch distinct.
+// when every in-flight record is suspended. The per-key gate keeps the
+// records' first reads distinct; follow-up reads (GetManyAsync) of two
+// records may share a key, which then loads twice in the batch, the
+// second fill finding the first's value.
 type CoalescingBackend struct {
 	AsyncBackend
-	hot     HotReader          // nil when the inner backend cannot peek
-	remote  *RemoteReadBackend // the inner backend when it is one: direct calls on the hit path
+	hot     HotReader // nil when the inner backend cannot peek
+	res     reserver
 	pending []parkedRead
 	flushes int64
 }
 
+// parkedRead is one parked miss: of a GetAsync (t), or of key idx of a
+// GetManyAsync (many).
 type parkedRead struct {
-	op  OpID
-	key []byte
-	t   *async.Task[Lookup]
-	res reservation // the key's placeholder, when the inner backend is remote
+	op   OpID
+	key  []byte
+	t    *async.Task[Lookup]
+	many *manyRead
+	idx  int
+	res  reservation // the key's claim, as the reserver made it
+}
+
+// complete hands the read's result to its waiter.
+func (r *parkedRead) complete(lk Lookup, err error) {
+	if r.many != nil {
+		r.many.complete(r.idx, lk, err)
+		return
+	}
+	r.t.Complete(lk, err)
+}
+
+// manyRead gathers a GetManyAsync's parked misses: its task completes
+// once the last of them is in, with the first error if any failed.
+type manyRead struct {
+	res  []Lookup
+	left int
+	err  error
+	t    *async.Task[[]Lookup]
+}
+
+func (m *manyRead) complete(i int, lk Lookup, err error) {
+	if err != nil && m.err == nil {
+		m.err = err
+	}
+	m.res[i] = lk
+	if m.left--; m.left > 0 {
+		return
+	}
+	if m.err != nil {
+		m.t.Complete(nil, m.err)
+		return
+	}
+	m.t.Complete(m.res, nil)
 }
 
 var _ interface {
 	AsyncBackend
 	PersistBackend
+	HotReader
 } = (*CoalescingBackend)(nil)
 
 // NewCoalescingBackend wraps inner.
 func NewCoalescingBackend(inner AsyncBackend) *CoalescingBackend {
 	c := &CoalescingBackend{AsyncBackend: inner}
 	c.hot, _ = inner.(HotReader)
-	c.remote, _ = inner.(*RemoteReadBackend)
+	if r, ok := inner.(reserver); ok {
+		c.res = r
+	} else {
+		c.res = asyncReserver{b: inner, hot: c.hot}
+	}
 	return c
+}
+
+// HotBudget is the inner backend's (max 0: unbounded or none).
+func (c *CoalescingBackend) HotBudget() (max, used int64) {
+	if hb, ok := c.AsyncBackend.(HotBudgeted); ok {
+		return hb.HotBudget()
+	}
+	return 0, 0
 }
 
 // Inner returns the decorated backend.
@@ -49,70 +106,80 @@ func (c *CoalescingBackend) Inner() AsyncBackend { return c.AsyncBackend }
 
 // GetAsync returns a hot hit at once; a miss is parked until Flush.
 //
-// On a RemoteReadBackend a miss reserves its key's placeholder at once (one
-// lookup for the hit test and the reservation), and the flush loads the
-// reserved entries and writes each result through just before its reader
+// A miss claims its key at once (on a RemoteReadBackend one lookup makes
+// the hit test and reserves the key's placeholder), and the flush loads the
+// claimed keys and writes each result through just before its reader
 // resumes.
 func (c *CoalescingBackend) GetAsync(op OpID, key []byte, _ int64) (Lookup, *async.Task[Lookup]) {
-	if c.remote != nil {
-		lk, res, ok := c.remote.hitOrReserve(op, key)
-		if ok {
-			return lk, nil
-		}
-		if res.e == nil {
-			return Lookup{}, async.Resolved(Lookup{}, ErrClosed)
-		}
-		t := async.New(noop[Lookup])
-		c.pending = append(c.pending, parkedRead{op: op, key: append([]byte(nil), key...), t: t, res: res})
-		return Lookup{}, t
+	lk, res, hit, err := c.res.hitOrReserve(op, key)
+	if err != nil {
+		return Lookup{}, async.Resolved(Lookup{}, err)
 	}
-	if c.hot != nil {
-		if lk, ok := c.hot.GetHot(op, key); ok {
-			return lk, nil
-		}
+	if hit {
+		return lk, nil
 	}
 	t := async.New(noop[Lookup])
-	c.pending = append(c.pending, parkedRead{op: op, key: append([]byte(nil), key...), t: t})
+	c.pending = append(c.pending, parkedRead{op: op, key: append([]byte(nil), key...), t: t, res: res})
 	return Lookup{}, t
+}
+
+// GetManyAsync serves hot hits at once and parks every miss until Flush,
+// like GetAsync's, so a record's follow-up reads (the next tree level, the
+// next page) share a batch with other records' reads. It returns (results,
+// nil) when every key was hot. The error of a failed read (the first, if
+// several fail) is the task's.
+func (c *CoalescingBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *async.Task[[]Lookup]) {
+	res := make([]Lookup, len(keys))
+	var m *manyRead
+	for i, key := range keys {
+		lk, claim, hit, err := c.res.hitOrReserve(op, key)
+		if err != nil {
+			c.abandon(m)
+			return nil, async.Resolved[[]Lookup](nil, err)
+		}
+		if hit {
+			res[i] = lk
+			continue
+		}
+		if m == nil {
+			m = &manyRead{res: res, t: async.New(noop[[]Lookup])}
+		}
+		m.left++
+		c.pending = append(c.pending, parkedRead{op: op, key: append([]byte(nil), key...), many: m, idx: i, res: claim})
+	}
+	if m == nil {
+		return res, nil
+	}
+	return nil, m.t
+}
+
+// abandon takes m's parked reads back out of the pending batch and gives
+// up their claims (a GetManyAsync that failed part way).
+func (c *CoalescingBackend) abandon(m *manyRead) {
+	if m == nil {
+		return
+	}
+	var rs []reservation
+	kept := c.pending[:0]
+	for _, r := range c.pending {
+		if r.many == m {
+			rs = append(rs, r.res)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(c.pending[len(kept):])
+	c.pending = kept
+	c.res.release(rs)
 }
 
 // GetHot returns the inner backend's hot value of (op, key) without
 // loading; false when it is cold or the inner backend cannot peek.
 func (c *CoalescingBackend) GetHot(op OpID, key []byte) (Lookup, bool) {
-	if c.remote != nil {
-		return c.remote.GetHot(op, key)
-	}
 	if c.hot != nil {
 		return c.hot.GetHot(op, key)
 	}
 	return Lookup{}, false
-}
-
-// Get forwards to the inner backend (directly when it is a
-// RemoteReadBackend, the common case, saving an interface dispatch).
-func (c *CoalescingBackend) Get(op OpID, key []byte) ([]byte, bool, error) {
-	if c.remote != nil {
-		return c.remote.Get(op, key)
-	}
-	return c.AsyncBackend.Get(op, key)
-}
-
-// Put forwards to the inner backend, directly when it is a
-// RemoteReadBackend.
-func (c *CoalescingBackend) Put(op OpID, key, val []byte) error {
-	if c.remote != nil {
-		return c.remote.Put(op, key, val)
-	}
-	return c.AsyncBackend.Put(op, key, val)
-}
-
-// Delete forwards to the inner backend, directly when it is a
-// RemoteReadBackend.
-func (c *CoalescingBackend) Delete(op OpID, key []byte) error {
-	if c.remote != nil {
-		return c.remote.Delete(op, key)
-	}
-	return c.AsyncBackend.Delete(op, key)
 }
 
 // Pending returns the number of parked reads.
@@ -145,61 +212,33 @@ func (c *CoalescingBackend) Flush() bool {
 	return true
 }
 
-// issue loads one operator's parked reads with a single GetManyAsync.
+// issue loads one operator's parked reads with a single batched load.
 func (c *CoalescingBackend) issue(op OpID, group []parkedRead) {
 	c.flushes++
-	if c.remote != nil {
-		rs := make([]reservation, len(group))
-		keys := make([]Key, len(group))
-		for i, r := range group {
-			rs[i] = r.res
-			keys[i] = Key{Op: op, Key: r.key} // the parked keys are private copies
-		}
-		c.remote.loadReserved(op, rs, keys, func(j int, lk Lookup, err error) {
-			group[j].t.Complete(lk, err)
-		})
-		return
-	}
-	keys := make([][]byte, len(group))
+	rs := make([]reservation, len(group))
+	keys := make([]Key, len(group))
 	for i, r := range group {
-		keys[i] = r.key
+		rs[i] = r.res
+		keys[i] = Key{Op: op, Key: r.key} // the parked keys are private copies
 	}
-	scatter := func(res []Lookup, err error) {
-		for i, r := range group {
-			if err != nil {
-				r.t.Complete(Lookup{}, err)
-			} else {
-				r.t.Complete(res[i], nil)
-			}
-		}
-	}
-	var res []Lookup
-	var task *async.Task[[]Lookup]
-	if c.remote != nil {
-		res, task = c.remote.getManyAsync(op, keys, true) // the parked keys are private copies
-	} else {
-		res, task = c.AsyncBackend.GetManyAsync(op, keys)
-	}
-	if task == nil {
-		scatter(res, nil)
-		return
-	}
-	async.Await(task, scatter)
+	c.res.loadReserved(op, rs, keys, func(j int, lk Lookup, err error) {
+		group[j].complete(lk, err)
+	})
 }
 
 // failPending completes every parked read with err.
 func (c *CoalescingBackend) failPending(err error) {
 	batch := c.pending
 	c.pending = nil
-	if c.remote != nil && len(batch) > 0 {
+	if len(batch) > 0 {
 		rs := make([]reservation, len(batch))
 		for i, r := range batch {
 			rs[i] = r.res
 		}
-		c.remote.release(rs)
+		c.res.release(rs)
 	}
-	for _, r := range batch {
-		r.t.Complete(Lookup{}, err)
+	for i := range batch {
+		batch[i].complete(Lookup{}, err)
 	}
 }
 

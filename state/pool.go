@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"math"
 )
 
 // CheckpointID identifies a committed checkpoint. 0 means "no checkpoint":
@@ -84,6 +85,13 @@ var (
 type RestoreGuard interface {
 	ExpectLatest(ctx context.Context, latest CheckpointID) error
 }
+
+// LatestDamaged is what a restorer passes to RestoreGuard.ExpectLatest
+// when the pool's pointer to its newest checkpoint was damaged as it chose
+// one (Latest failed with ErrCorrupt, so the newest is unknown): the guard
+// pins the damaged pointer, and fails with ErrFenced if another process
+// replaced it meanwhile.
+const LatestDamaged CheckpointID = math.MaxUint64
 
 // AsyncPool is an optional RemotePool face that completes reads by callback
 // instead of blocking a goroutine, like a simulated or event-driven network

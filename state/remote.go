@@ -130,7 +130,7 @@ func (b *RemoteReadBackend) Get(op OpID, key []byte) ([]byte, bool, error) {
 		b.mu.Unlock()
 		return nil, false, ErrClosed
 	}
-	if lk, ok := b.hitLocked(op, key); ok {
+	if lk, _, ok := b.hitLocked(op, key); ok {
 		b.mu.Unlock()
 		return lk.Value, lk.Found, nil
 	}
@@ -145,18 +145,21 @@ func (b *RemoteReadBackend) GetHot(op OpID, key []byte) (Lookup, bool) {
 		b.mu.Unlock()
 		return Lookup{}, false
 	}
-	lk, ok := b.hitLocked(op, key)
+	lk, _, ok := b.hitLocked(op, key)
 	b.mu.Unlock()
 	return lk, ok
 }
 
-// hitLocked looks (op, key) up in the hot tier, counting a hit. It does not
-// allocate unless someone listens on the bus.
-func (b *RemoteReadBackend) hitLocked(op OpID, key []byte) (Lookup, bool) {
+// hitLocked looks (op, key) up in the hot tier, counting a hit. On a miss
+// it returns the key's entry if it has one (a placeholder of a load in
+// flight), with the composed key left in scratch, so a caller that claims
+// the key needs no second lookup. It does not allocate unless someone
+// listens on the bus.
+func (b *RemoteReadBackend) hitLocked(op OpID, key []byte) (Lookup, *entry, bool) {
 	b.scratch = composeKey(b.scratch[:0], op, key)
 	e := b.entryLocked()
 	if e == nil || !e.valid {
-		return Lookup{}, false
+		return Lookup{}, e, false
 	}
 	b.last = e
 	b.hot.touch(e)
@@ -164,7 +167,7 @@ func (b *RemoteReadBackend) hitLocked(op OpID, key []byte) (Lookup, bool) {
 	if b.opts.Bus.Wants(event.ReadHit) {
 		b.emitKey(event.ReadHit, op, key, 0)
 	}
-	return Lookup{Value: e.val, Found: !e.deleted}, true
+	return Lookup{Value: e.val, Found: !e.deleted}, e, true
 }
 
 // loadInlineLocked loads a missed key synchronously. It is entered with mu
@@ -265,6 +268,15 @@ func (b *RemoteReadBackend) write(op OpID, key, val []byte, deleted bool) error 
 }
 
 var _ DirtyPressure = (*RemoteReadBackend)(nil)
+
+var _ HotBudgeted = (*RemoteReadBackend)(nil)
+
+// HotBudget is the hot tier's byte budget (0: unbounded) and its bytes.
+func (b *RemoteReadBackend) HotBudget() (max, used int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hot.max, b.hot.bytes
+}
 
 // SetDirtyPressure registers fn, called once per capture when the dirty
 // entries reach half the hot budget: they cannot be evicted before a

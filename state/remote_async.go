@@ -32,7 +32,7 @@ func (b *RemoteReadBackend) GetAsync(op OpID, key []byte, orderKey int64) (Looku
 		b.mu.Unlock()
 		return Lookup{}, async.Resolved(Lookup{}, ErrClosed)
 	}
-	if lk, ok := b.hitLocked(op, key); ok {
+	if lk, _, ok := b.hitLocked(op, key); ok {
 		b.mu.Unlock()
 		return lk, nil
 	}
@@ -70,12 +70,6 @@ func (b *RemoteReadBackend) GetAsync(op OpID, key []byte, orderKey int64) (Looku
 // read with one suspension. It returns (results, nil) when no load was
 // needed (all hits, or loaded inline without a scheduler).
 func (b *RemoteReadBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *async.Task[[]Lookup]) {
-	return b.getManyAsync(op, keys, false)
-}
-
-// getManyAsync is GetManyAsync; owned says the caller hands over keys (it
-// will not reuse their bytes), so the loads need not copy them.
-func (b *RemoteReadBackend) getManyAsync(op OpID, keys [][]byte, owned bool) ([]Lookup, *async.Task[[]Lookup]) {
 	res := make([]Lookup, len(keys))
 	b.mu.Lock()
 	if b.closed {
@@ -85,7 +79,7 @@ func (b *RemoteReadBackend) getManyAsync(op OpID, keys [][]byte, owned bool) ([]
 	var missIdx []int
 	var missEnt []*entry
 	for i, k := range keys {
-		if lk, ok := b.hitLocked(op, k); ok {
+		if lk, _, ok := b.hitLocked(op, k); ok {
 			res[i] = lk
 			continue
 		}
@@ -102,11 +96,7 @@ func (b *RemoteReadBackend) getManyAsync(op OpID, keys [][]byte, owned bool) ([]
 
 	missKeys := make([]Key, len(missIdx))
 	for j, i := range missIdx {
-		k := keys[i]
-		if !owned {
-			k = append([]byte(nil), k...)
-		}
-		missKeys[j] = Key{Op: op, Key: k}
+		missKeys[j] = Key{Op: op, Key: append([]byte(nil), keys[i]...)} // the caller may reuse keys
 	}
 	if sched == nil {
 		loaded, err := b.fetchSync(b.ctx, missKeys)
@@ -204,33 +194,28 @@ type reservation struct {
 	gen uint64
 }
 
+var _ reserver = (*RemoteReadBackend)(nil)
+
 // hitOrReserve returns the hot value of (op, key), or, on a miss, reserves
 // the key's placeholder (one more load waits on it, counted in flight) for
-// a later loadReserved. The miss is counted when the load is issued. ok is false
-// and r.e nil when the backend is closed.
-func (b *RemoteReadBackend) hitOrReserve(op OpID, key []byte) (lk Lookup, r reservation, ok bool) {
+// a later loadReserved. The miss is counted when the load is issued. err is
+// ErrClosed when the backend is closed.
+func (b *RemoteReadBackend) hitOrReserve(op OpID, key []byte) (Lookup, reservation, bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return Lookup{}, reservation{}, false
+		return Lookup{}, reservation{}, false, ErrClosed
 	}
-	b.scratch = composeKey(b.scratch[:0], op, key)
-	e := b.entryLocked()
-	if e != nil && e.valid {
-		b.last = e
-		b.hot.touch(e)
-		b.st.hits++
-		if b.opts.Bus.Wants(event.ReadHit) {
-			b.emitKey(event.ReadHit, op, key, 0)
-		}
-		return Lookup{Value: e.val, Found: !e.deleted}, reservation{}, true
+	lk, e, hit := b.hitLocked(op, key)
+	if hit {
+		return lk, reservation{}, true, nil
 	}
 	if e == nil {
 		e = b.hot.insert(b.scratch)
 	}
 	e.loads++
 	b.st.inFlight++
-	return Lookup{}, reservation{e: e, gen: b.gen}, false
+	return Lookup{}, reservation{e: e, gen: b.gen}, false, nil
 }
 
 // release gives up reservations that will not be loaded.

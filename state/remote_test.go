@@ -351,51 +351,6 @@ func TestGetManyAsyncOneBatch(t *testing.T) {
 	}
 }
 
-func TestCoalescingOneGetMany(t *testing.T) {
-	pool := seedPool(t, 100, 0)
-	sb := newSimBackend(t, pool, 0, nil)
-	if err := sb.b.Restore(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	co := state.NewCoalescingBackend(sb.b)
-	if co.Flush() {
-		t.Fatal("flush of nothing reported work")
-	}
-	before := pool.Stats().Reads
-	const n = 50
-	got := make([]string, n)
-	for i := range n {
-		_, task := co.GetAsync(1, fmt.Appendf(nil, "k%04d", i), 0)
-		if task == nil {
-			t.Fatal("miss served without a load")
-		}
-		async.Await(task, func(lk state.Lookup, err error) {
-			if err != nil {
-				t.Error(err)
-			}
-			got[i] = string(lk.Value)
-		})
-	}
-	if pool.Stats().Reads != before || co.Pending() != n {
-		t.Fatal("reads must wait for the flush")
-	}
-	if !co.Flush() {
-		t.Fatal("flush issued nothing")
-	}
-	settle(sb.sim, sb.q)
-	if reads := pool.Stats().Reads - before; reads != 1 {
-		t.Fatalf("%d misses took %d pool reads, want 1", n, reads)
-	}
-	for i := range n {
-		if got[i] != fmt.Sprintf("v%d", i) {
-			t.Fatalf("read %d = %q", i, got[i])
-		}
-	}
-	if _, task := co.GetAsync(1, []byte("k0003"), 0); task != nil {
-		t.Fatal("a hot key must not be parked")
-	}
-}
-
 func TestWarmRestore(t *testing.T) {
 	pool := seedPool(t, 600, 0)
 	sb := newSimBackend(t, pool, 0, func(o *state.RemoteOptions) { o.WarmRestore = true; o.WarmBatch = 100 })

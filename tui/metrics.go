@@ -28,8 +28,13 @@ func sum(s engine.JobSnapshot) totals {
 	t := totals{watermark: math.MaxInt64}
 	for _, st := range s.Subtasks {
 		g, h := st.Gate, st.State
-		t.submitted += g.Submitted
-		t.finished += g.Finished
+		if st.Async {
+			t.submitted += g.Submitted
+			t.finished += g.Finished
+		} else { // a synchronous operator finishes what it takes
+			t.submitted += st.Records
+			t.finished += st.Records
+		}
 		t.parks += g.Parks
 		t.backpressure += g.Backpressure
 		t.releases += g.Releases

@@ -26,6 +26,12 @@ func (m *Model) headerLines() []string {
 	if mm.info.Latency != "" {
 		segs = append(segs, "latency "+mm.info.Latency)
 	}
+	if mm.info.KafkaLag != "" {
+		segs = append(segs, mm.info.KafkaLag)
+	}
+	if mm.info.SourcesPaused {
+		segs = append(segs, m.st.Warn.Render("sources paused until a checkpoint commits the state"))
+	}
 	if mm.snap.Finished {
 		segs = append(segs, m.st.Warn.Render("job finished"))
 	}
@@ -219,17 +225,18 @@ func hitRatio(hits, misses float64) string {
 // hotBody: bytes vs budget, hit ratio, evictions, dirty and pinned.
 func (m *Model) hotBody(w int) []string {
 	mm, t := &m.m, m.m.tot
-	gw := min(max(w-40, 8), 40)
-	budget := "unbounded"
-	if t.hotMax > 0 {
-		budget = bytes(t.hotMax)
-	}
+	gw := min(max(w-62, 8), 40)
 	next := ""
 	tiered := 0
 	for _, s := range mm.snap.Subtasks {
 		if s.State.HotMaxBytes > 0 {
 			tiered++
 		}
+	}
+	budget := "unbounded"
+	if t.hotMax > 0 {
+		// the totals over every tiered subtask, and what each may hold
+		budget = fmt.Sprintf("%s in all (%d x %s)", bytes(t.hotMax), tiered, bytes(t.hotMax/int64(max(tiered, 1))))
 	}
 	if b := mm.info.HotBudget; b > 0 && tiered > 0 && b*int64(tiered) != t.hotMax {
 		next = m.st.Warn.Render(fmt.Sprintf("  (next restore: %s per subtask)", bytes(b)))

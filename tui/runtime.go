@@ -24,6 +24,10 @@ type Info struct {
 	Dropped     int64  // events the tap dropped because the dashboard lagged
 	Sampling    string // how the event tap samples, e.g. "20ms of every 1s"
 	EventTime   bool   // watermarks are event times in Unix milliseconds
+	KafkaLag    string // the kafka sources' consumer lag (connector.LagSummary), "" without
+	// SourcesPaused: the sources wait for a checkpoint to commit the state
+	// past twice the hot budget (the writer stall).
+	SourcesPaused bool
 }
 
 // Runtime is everything the dashboard reads and can ask for.

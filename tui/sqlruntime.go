@@ -13,6 +13,7 @@ import (
 	"clink/engine"
 	"clink/engine/async"
 	"clink/engine/event"
+	"clink/sql/connector"
 	"clink/sql/session"
 	"clink/state"
 	"clink/state/mempool"
@@ -171,6 +172,8 @@ func (r *SQLRuntime) Info() Info {
 	if r.lat != nil {
 		in.Latency = r.lat.Latency().String()
 	}
+	in.KafkaLag = connector.LagSummary(r.h.KafkaLag())
+	in.SourcesPaused = r.h.SourcesPaused()
 	return in
 }
 
@@ -217,7 +220,8 @@ func (r *SQLRuntime) Checkpoint() (string, error) {
 }
 
 // CrashAndRestore kills the job without a checkpoint and restores the
-// query from the newest durable checkpoint, with the hot budget chosen
+// query from the newest durable checkpoint (taken through the runtime,
+// or completed by the handle itself), with the hot budget chosen
 // by AdjustHotBudget. Without a checkpoint it refuses before crashing.
 func (r *SQLRuntime) CrashAndRestore() (string, error) {
 	r.mu.Lock()
@@ -227,6 +231,11 @@ func (r *SQLRuntime) CrashAndRestore() (string, error) {
 		last = r.ckpts[n-1]
 	}
 	r.mu.Unlock()
+	// The handle's own checkpoints (periodic ones, or taken by another
+	// client such as an attached dashboard) count too.
+	if cs := r.h.Checkpoints(); len(cs) > 0 {
+		last = max(last, cs[len(cs)-1])
+	}
 	switch {
 	case closed:
 		return "", errors.New("the dashboard is closing")

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -258,4 +259,27 @@ func TestSQLRuntimeRestoredJobRuns(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // past the runtime's checkpoint timeout
 	grows("after the restore")
+}
+
+// TestSQLRuntimeRestoresHandleCheckpoints: x restores from a checkpoint
+// the handle completed without the runtime (a periodic one, or one an
+// attached dashboard asked for).
+func TestSQLRuntimeRestoresHandleCheckpoints(t *testing.T) {
+	ddl := `CREATE TABLE ev (k BIGINT, v BIGINT) WITH (connector = 'values', bounded = 'false');
+INSERT INTO ev VALUES (1, 10), (2, 20), (1, 30);`
+	s := newSteppedSQL(t, ddl, `SELECT k, COUNT(*) FROM ev GROUP BY k`)
+	if err := s.h.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.h.Checkpoint(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.h.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := s.rt.CrashAndRestore()
+	if err != nil || !strings.Contains(msg, fmt.Sprintf("restored from checkpoint %d", id)) {
+		t.Fatalf("CrashAndRestore() = %q, %v; want a restore from the handle's checkpoint %d", msg, err, id)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -120,34 +119,5 @@ func TestSetupErrorClassification(t *testing.T) {
 	}
 	if _, err := NewRing(0); err == nil {
 		t.Error("zero entries accepted")
-	}
-}
-
-func TestOpenExecutorKinds(t *testing.T) {
-	for _, kind := range []string{ExecutorPool, ExecutorUring, ExecutorAuto, ""} {
-		e, err := OpenExecutor(kind, 2, nil)
-		if kind == ExecutorUring && errors.Is(err, ErrUnsupported) {
-			t.Logf("io_uring refused by this kernel: %v", err)
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", kind, err)
-		}
-		want := ExecutorUring
-		if kind == ExecutorPool || (kind != ExecutorUring && Probe() != nil) {
-			want = ExecutorPool
-		}
-		if got := ExecutorName(e); got != want {
-			t.Errorf("%q: executor %s, want %s", kind, got, want)
-		}
-		if err := e.Close(); err != nil {
-			t.Errorf("%q: close: %v", kind, err)
-		}
-	}
-	if _, err := OpenExecutor("epoll", 1, nil); err == nil || !strings.Contains(err.Error(), `"epoll"`) {
-		t.Errorf("unknown kind: err %v", err)
-	}
-	if _, err := OpenExecutor(ExecutorPool, -1, nil); err == nil {
-		t.Error("negative threads accepted")
 	}
 }

@@ -26,6 +26,9 @@ type benchOptions struct {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "child" { // a suite's child process (peak RSS)
+		return bench.Child(context.Background(), args[1:], stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o benchOptions

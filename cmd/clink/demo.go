@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("demo", "count records per key on a remote state tier, sync vs async (the default)", runDemo)
+	register("demo", "count records per key, sync vs async, on a simulated remote state tier unless -state says otherwise", runDemo)
 }
 
 // demoStateURI is the embedded default: a simulated remote tier with 1 ms

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"clink/sql/ast"
 )
 
 // command is one subcommand. Each lives in its own file and registers
@@ -42,31 +44,55 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	name := defaultCommand
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
+	} else if len(args) > 0 && isHelpFlag(args[0]) {
+		usage(stdout) // clink --help: the commands, not the shell's flags
+		return nil
 	}
 	if name == "help" {
+		if len(args) > 0 { // clink help COMMAND: its flags
+			if err := dispatch([]string{args[0], "-h"}, stdout, stdout); !errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return nil
+		}
 		usage(stdout)
 		return nil
 	}
 	cmd, ok := commands[name]
 	if !ok {
 		usage(stderr)
-		return fmt.Errorf("unknown command %q", name)
+		return fmt.Errorf("unknown command %q%s", name, ast.DidYouMean(name, commandNames()))
 	}
 	return cmd.run(args, stdout, stderr)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: clink [command] [flags]")
-	fmt.Fprintln(w, "\ncommands:")
+// isHelpFlag reports whether arg asks for help.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "-?":
+		return true
+	}
+	return false
+}
+
+// commandNames are the subcommands, sorted.
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
+	return names
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: clink [command] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nwithout a command, clink runs %q. `clink COMMAND -h` shows a command's flags.\n", defaultCommand)
+	fmt.Fprintf(w, "\nWithout a command, clink runs %q. `clink help COMMAND` (or `clink COMMAND -h`) shows a command's flags.\n", defaultCommand)
+	fmt.Fprintln(w, `In the shell, \help lists its backslash commands and \h its SQL statements.`)
 }
 
 // parseFlags parses a subcommand's flags and refuses negative counts and

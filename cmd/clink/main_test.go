@@ -14,7 +14,11 @@ func TestDispatch(t *testing.T) {
 		wantErr string
 	}{
 		{"help lists commands", []string{"help"}, []string{"usage: clink", "demo"}, ""},
+		{"--help lists commands", []string{"--help"}, []string{"usage: clink", "commands:", "  repl ", "  run ", "  serve ", `\help lists its backslash commands`}, ""},
+		{"-h lists commands", []string{"-h"}, []string{"usage: clink", "  notebook "}, ""},
+		{"help COMMAND shows its flags", []string{"help", "run"}, []string{"Usage of run:", "  -final"}, ""},
 		{"unknown command", []string{"frobnicate"}, nil, `unknown command "frobnicate"`},
+		{"unknown command, near one", []string{"sever"}, nil, `unknown command "sever" (did you mean serve?)`},
 		{"demo on memory", []string{"demo", "-state", "memory://", "-records", "400", "-sync-records", "200", "-keys", "50", "-parallelism", "2"},
 			[]string{"sync", "async", "records/s", "async / sync throughput"}, ""},
 		{"demo on simulated remote tier", []string{"demo", "-records", "400", "-sync-records", "20", "-keys", "50", "-parallelism", "2"},
@@ -44,5 +48,18 @@ func TestDispatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUsageOneDefault: the command list marks exactly one command as the
+// default, the one clink runs without a command.
+func TestUsageOneDefault(t *testing.T) {
+	var out bytes.Buffer
+	usage(&out)
+	if n := strings.Count(out.String(), "default"); n != 1 {
+		t.Errorf("usage mentions a default %d times, want once:\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), "  repl       interactive SQL shell (the default)") {
+		t.Errorf("usage does not mark repl as the default:\n%s", out.String())
 	}
 }

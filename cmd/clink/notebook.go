@@ -27,6 +27,9 @@ func runNotebook(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 2 || (fs.Arg(0) != "run" && fs.Arg(0) != "check") {
 		fs.Usage()
+		if fs.NArg() > 0 && fs.Arg(0) != "run" && fs.Arg(0) != "check" {
+			return fmt.Errorf("notebook: unknown subcommand %q: want run or check", fs.Arg(0))
+		}
 		return errors.New("notebook: want run or check and at least one file")
 	}
 	var failed []string

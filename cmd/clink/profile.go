@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/pprof"
 )
 
@@ -19,7 +18,7 @@ type profileFlags struct {
 // add registers the two flags on fs.
 func (p *profileFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile of the whole command to FILE (go tool pprof FILE)")
-	fs.StringVar(&p.mem, "memprofile", "", "write a heap profile to FILE when the command ends (go tool pprof FILE)")
+	fs.StringVar(&p.mem, "memprofile", "", "write a heap profile of the peak live heap to FILE when the command ends (go tool pprof FILE)")
 }
 
 // start begins the CPU profile (when asked) and returns the function that
@@ -47,6 +46,10 @@ func (p profileFlags) start() (stop func() error, err error) {
 			return nil, fmt.Errorf("--memprofile: %w", err)
 		}
 	}
+	var peak *heapPeak
+	if mem != nil {
+		peak = watchHeapPeak()
+	}
 	return func() error {
 		var errs []error
 		if cpu != nil {
@@ -56,8 +59,7 @@ func (p profileFlags) start() (stop func() error, err error) {
 			}
 		}
 		if mem != nil {
-			runtime.GC() // the heap profile shows live objects as of the last GC
-			if err := pprof.Lookup("heap").WriteTo(mem, 0); err != nil {
+			if _, err := mem.Write(peak.stop()); err != nil {
 				errs = append(errs, fmt.Errorf("--memprofile: %w", err))
 			}
 			if err := mem.Close(); err != nil {

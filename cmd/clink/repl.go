@@ -25,6 +25,7 @@ func shellFlags(fs *flag.FlagSet) *repl.Settings {
 	fs.IntVar(&s.MaxInFlight, "in-flight", 0, "cap on each async subtask's in-flight records (0: engine default)")
 	fs.DurationVar(&s.CheckpointInterval, "checkpoint-interval", 0, "checkpoint each query this often, e.g. 1s (0: never)")
 	fs.StringVar(&s.Restore, "restore", "", "resume each query from its checkpoints in the durable --state: latest or a checkpoint id")
+	fs.DurationVar(&s.MaxOutage, "max-outage", defaultMaxOutage, "fail a query when no checkpoint completed for this long, and bound a Kafka connector's wait for its broker (0: never)")
 	return s
 }
 
@@ -33,6 +34,8 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	settings := shellFlags(fs)
 	mode := fs.String("mode", "table", "how a SELECT is shown: table, changelog or append")
+	noRC := fs.Bool("no-rc", false, "do not run the start-up file ($XDG_CONFIG_HOME/clink/clinkrc, default ~/.config/clink/clinkrc)")
+	connect := fs.String("connect", "", "run statements on a clink serve: postgres://HOST:PORT[/DB] or HOST:PORT (password: PGPASSWORD)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +48,15 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("repl: at most one notebook, got %d arguments", fs.NArg())
 	}
 	ctx := context.Background()
+	if *connect != "" {
+		if _, err := repl.ConnectURL(*connect); err != nil {
+			return err
+		}
+	}
 	if !term.IsTerminal(os.Stdin.Fd()) {
+		if *connect != "" {
+			return remoteScript(ctx, *connect, stdout)
+		}
 		return pipedScript(ctx, *settings, stdout)
 	}
 	cfg := repl.Config{
@@ -66,6 +77,10 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 		HistoryFile: repl.DefaultHistoryFile(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 	}
 	cfg.Color = cfg.Live && os.Getenv("NO_COLOR") == ""
+	cfg.Connect = *connect
+	if !*noRC && *connect == "" {
+		cfg.RCFile = repl.DefaultRCFile()
+	}
 	if fs.NArg() == 1 {
 		cfg.Notebook = fs.Arg(0)
 	}
@@ -81,6 +96,25 @@ func pipedScript(ctx context.Context, s repl.Settings, stdout io.Writer) error {
 	}
 	err = repl.Script(ctx, repl.Options{Settings: s, BaseDir: "."}, string(src), stdout)
 	if err != nil {
+		return errors.New(repl.RenderError(err, "<stdin>"))
+	}
+	return nil
+}
+
+// remoteScript runs standard input on the server at addr: no prompts,
+// stop at the first error; SIGINT cancels the running statement (a
+// SUBSCRIBE) and the script goes on.
+func remoteScript(ctx context.Context, addr string, stdout io.Writer) error {
+	src, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return fmt.Errorf("reading standard input: %w", err)
+	}
+	r, err := repl.Connect(ctx, addr, repl.Options{}, stdout)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Run(ctx, string(src)); err != nil && !errors.Is(err, repl.ErrQuit) {
 		return errors.New(repl.RenderError(err, "<stdin>"))
 	}
 	return nil

@@ -33,8 +33,22 @@ func startPTY(t *testing.T, history string) *ptySession {
 // startPTYSize starts the REPL in a terminal of rows x cols.
 func startPTYSize(t *testing.T, history string, rows, cols uint16) *ptySession {
 	t.Helper()
-	cmd := exec.Command(clinkBinary(t), "repl", "--parallelism", "2")
-	cmd.Env = append(os.Environ(), "CLINK_HISTORY="+history, "NO_COLOR=1", "TERM=xterm")
+	return startPTYArgs(t, history, rows, cols, "repl", "--parallelism", "2")
+}
+
+// startPTYArgs starts the binary with args in a terminal of rows x cols
+// and waits for the REPL's prompt.
+func startPTYArgs(t *testing.T, history string, rows, cols uint16, args ...string) *ptySession {
+	t.Helper()
+	// no start-up file but the test's own (XDG_CONFIG_HOME)
+	return startPTYEnv(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, history, rows, cols, args...)
+}
+
+// startPTYEnv is startPTYArgs with env added to the binary's environment.
+func startPTYEnv(t *testing.T, env []string, history string, rows, cols uint16, args ...string) *ptySession {
+	t.Helper()
+	cmd := exec.Command(clinkBinary(t), args...)
+	cmd.Env = append(append(os.Environ(), "CLINK_HISTORY="+history, "NO_COLOR=1", "TERM=xterm"), env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)

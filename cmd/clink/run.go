@@ -14,11 +14,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
+
 	"clink/repl"
 )
 
 func init() {
-	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final] [--state URI --checkpoint-interval D --restore latest|ID] [--cpuprofile FILE] [--memprofile FILE]", runRun)
+	register("run", "run a SQL script non-interactively: clink run [-f FILE.sql | -e 'SQL;...'] [--format table|csv|jsonl|changelog] [--final] [--state URI --checkpoint-interval D --restore latest|ID] [--metrics 127.0.0.1:9249] [--cpuprofile FILE] [--memprofile FILE]", runRun)
 }
 
 // defaultMaxOutage fails a checkpointing query whose checkpoints stopped
@@ -27,6 +29,13 @@ func init() {
 const defaultMaxOutage = 10 * time.Minute
 
 func runRun(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return runRunContext(ctx, args, stdout, stderr)
+}
+
+// runRunContext is `clink run` until its script ends or ctx is done.
+func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o repl.RunOptions
@@ -40,6 +49,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", 0, "checkpoint each query this often, e.g. 1s (0: never)")
 	fs.StringVar(&o.Restore, "restore", "", "resume each query from its checkpoints in the durable --state: latest or a checkpoint id")
 	fs.DurationVar(&o.MaxOutage, "max-outage", defaultMaxOutage, "fail a query when no checkpoint completed for this long (0: never)")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus /metrics and the attach protocol (clink tui --attach) on this loopback HOST:PORT while the script runs")
+	allowRemote := fs.Bool("metrics-allow-remote", false, "allow --metrics on a non-loopback address (the endpoints have no authentication)")
 	var prof profileFlags
 	prof.add(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -56,16 +67,24 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o.BaseDir, o.Notices = ".", stderr
+	o.BaseDir, o.Notices, o.Progress = ".", stderr, progressTo(stderr)
 	if *file != "" {
 		o.BaseDir = filepath.Dir(*file)
+	}
+	if *metricsAddr != "" {
+		obs, err := startObserver("run", *metricsAddr, *allowRemote, stderr)
+		if err != nil {
+			return err
+		}
+		defer obs.Close()
+		o.Bus, o.OnQuery = obs.bus, obs.onQuery
+	} else if *allowRemote {
+		return errors.New("run: --metrics-allow-remote needs --metrics ADDR")
 	}
 	stopProfile, err := prof.start()
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	// A reader that closes early (| head) makes writes fail with EPIPE
 	// instead of the signal killing clink mid-checkpoint.
 	pipe := make(chan os.Signal, 1)
@@ -105,6 +124,20 @@ func reportPeakRSS(w io.Writer) {
 			fmt.Fprintln(w, "clink-memstats", strings.Join(strings.Fields(line), " "))
 		}
 	}
+}
+
+// progressTo is the progress line's terminal: stderr when it is one
+// (nothing when piped or redirected, so scripts see no progress bytes).
+func progressTo(stderr io.Writer) repl.ProgressOptions {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return repl.ProgressOptions{}
+	}
+	w, _, err := term.GetSize(f.Fd())
+	if err != nil || w <= 0 {
+		w = 80
+	}
+	return repl.ProgressOptions{W: f, Width: w, Color: os.Getenv("NO_COLOR") == ""}
 }
 
 // runSource returns the script's text and the name errors use.

@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register("tui", "the live runtime dashboard: --demo (SQL on Nexmark), -f FILE.sql, --replay FILE.scn, --counter", runTUI)
+	register("tui", "the live runtime dashboard: --demo (SQL on Nexmark), -f FILE.sql, --replay FILE.scn, --counter, --attach HOST:PORT [-job NAME]", runTUI)
 }
 
 type tuiOptions struct {
@@ -40,6 +40,8 @@ type tuiOptions struct {
 	every       time.Duration
 	restore     string
 	tap         bool
+	attach      string
+	job         string
 }
 
 func runTUI(args []string, stdout, stderr io.Writer) error {
@@ -60,6 +62,8 @@ func runTUI(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.every, "checkpoint-interval", 3*time.Second, "the same as --checkpoint-every")
 	fs.StringVar(&o.restore, "restore", "", "with -f: resume the query from its checkpoints in the durable --state (latest or a checkpoint id)")
 	fs.BoolVar(&o.tap, "full-tap", false, "tap every event instead of a sampled duty cycle")
+	fs.StringVar(&o.attach, "attach", "", "watch a job running in another process: the HOST:PORT of its --metrics listener")
+	fs.StringVar(&o.job, "job", "", "with --attach: the job to watch, skipping the job list")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -71,6 +75,8 @@ func runTUI(args []string, stdout, stderr io.Writer) error {
 		return errors.New("tui: stdout is not a terminal; the dashboard needs one (try `clink demo` for text output)")
 	}
 	switch {
+	case o.attach != "":
+		return runAttached(o, f)
 	case o.replay != "":
 		return runReplayStepper(o.replay, f)
 	case o.counter:
@@ -93,8 +99,11 @@ func runTUI(args []string, stdout, stderr io.Writer) error {
 
 // defaults fills the mode-dependent defaults and checks the flags.
 func (o *tuiOptions) defaults() error {
-	if n := btoi(o.demo) + btoi(o.counter) + btoi(o.file != "") + btoi(o.replay != ""); n > 1 {
-		return errors.New("tui: --demo, --counter, -f and --replay are exclusive")
+	if n := btoi(o.demo) + btoi(o.counter) + btoi(o.file != "") + btoi(o.replay != "") + btoi(o.attach != ""); n > 1 {
+		return errors.New("tui: --demo, --counter, -f, --replay and --attach are exclusive")
+	}
+	if o.job != "" && o.attach == "" {
+		return errors.New("tui: -job NAME picks a job of --attach HOST:PORT")
 	}
 	if o.rate == 0 {
 		o.rate = 10_000

@@ -105,9 +105,6 @@ func (t *Task[T]) Complete(v T, err error) {
 // Done reports whether the task has completed.
 func (t *Task[T]) Done() bool { return t.state == taskDone }
 
-// Started reports whether the task's body has begun.
-func (t *Task[T]) Started() bool { return t.state != taskLazy }
-
 // Get returns the task's result, or ErrNotDone.
 func (t *Task[T]) Get() (T, error) {
 	if t.state != taskDone {
@@ -132,22 +129,4 @@ func Await[T any](t *Task[T], k func(T, error)) {
 	if t.state == taskLazy {
 		_ = t.Resume()
 	}
-}
-
-// Then runs child inside parent: k gets child's result, and a panic in k, or
-// an error k returns, completes parent with that error. This is the
-// continuation hand-back of chained tasks.
-func Then[T, U any](parent *Task[U], child *Task[T], k func(T, error) error) {
-	Await(child, func(v T, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				var zero U
-				parent.Complete(zero, &PanicError{Value: r, Stack: debug.Stack()})
-			}
-		}()
-		if kerr := k(v, err); kerr != nil {
-			var zero U
-			parent.Complete(zero, kerr)
-		}
-	})
 }

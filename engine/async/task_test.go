@@ -8,7 +8,7 @@ import (
 func TestTaskLazyStart(t *testing.T) {
 	ran := false
 	task := New(func(t *Task[int]) { ran = true; t.Complete(7, nil) })
-	if ran || task.Started() {
+	if ran || task.state != taskLazy {
 		t.Fatal("body ran before Resume")
 	}
 	if _, err := task.Get(); !errors.Is(err, ErrNotDone) {
@@ -41,52 +41,22 @@ func TestTaskChainingHandsBackToContinuation(t *testing.T) {
 	var complete func(int)
 	child := New(func(t *Task[int]) { complete = func(v int) { t.Complete(v, nil) } })
 	parent := New(func(p *Task[string]) {
-		Then(p, child, func(v int, err error) error {
-			if err != nil {
-				return err
+		Await(child, func(v int, err error) {
+			if err == nil && v != 5 {
+				err = errors.New("wrong value")
 			}
-			p.Complete("got", nil)
-			if v != 5 {
-				return errors.New("wrong value")
-			}
-			return nil
+			p.Complete("got", err)
 		})
 	})
 	if err := parent.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if !child.Started() || parent.Done() {
+	if child.state == taskLazy || parent.Done() {
 		t.Fatal("awaiting a lazy child must start it and suspend the parent")
 	}
 	complete(5)
 	if v, err := parent.Get(); v != "got" || err != nil {
 		t.Fatalf("parent = %q %v", v, err)
-	}
-}
-
-func TestThenCapturesContinuationPanicAndError(t *testing.T) {
-	cases := []struct {
-		name string
-		k    func(int, error) error
-		want string
-	}{
-		{"panic", func(int, error) error { panic("in continuation") }, "panic in task: in continuation"},
-		{"error", func(int, error) error { return errors.New("bad") }, "bad"},
-		{"child error", func(_ int, err error) error { return err }, "child failed"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var childErr error
-			if tc.name == "child error" {
-				childErr = errors.New("child failed")
-			}
-			child := Resolved(1, childErr)
-			parent := New(func(p *Task[int]) { Then(p, child, tc.k) })
-			_ = parent.Resume()
-			if _, err := parent.Get(); err == nil || err.Error() != tc.want {
-				t.Fatalf("err = %v, want %q", err, tc.want)
-			}
-		})
 	}
 }
 
@@ -103,12 +73,15 @@ func TestAwaitTwicePanics(t *testing.T) {
 
 // TestAwaitContinuationPanicReachesParent: a panic in a raw Await
 // continuation that runs inside the child's Resume (the child completed
-// synchronously) is not lost: it completes the awaiting parent with a
+// synchronously, or was resolved already) is not lost: it completes the awaiting parent with a
 // *PanicError, however deep the chain.
 func TestAwaitContinuationPanicReachesParent(t *testing.T) {
-	for _, depth := range []int{1, 3} {
+	for _, depth := range []int{-1, 1, 3} { // -1: the child is already resolved
 		var leaf func(d int) *Task[int]
 		leaf = func(d int) *Task[int] {
+			if d < 0 {
+				return Resolved(1, nil)
+			}
 			return New(func(c *Task[int]) {
 				if d == 0 {
 					c.Complete(1, nil)

@@ -15,7 +15,7 @@ import (
 	"clink/engine/event"
 )
 
-// Breaker defaults, as in the seed.
+// Breaker defaults, as in the design (docs/engine.md).
 const (
 	DefaultFailureThreshold = 5
 	DefaultCooldown         = 30 * time.Second

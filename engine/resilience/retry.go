@@ -11,7 +11,7 @@ import (
 	"clink/engine/async"
 )
 
-// Retry defaults, as in the seed: one attempt (no retry) unless asked.
+// Retry defaults, as in the design (docs/engine.md): one attempt (no retry) unless asked.
 const (
 	DefaultMaxAttempts    = 1
 	DefaultInitialBackoff = 50 * time.Millisecond

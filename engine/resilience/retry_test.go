@@ -20,9 +20,7 @@ func (q *queue) ScheduleResume(h async.Handle, _ int64) { q.hs = append(q.hs, h)
 // drive steps the sim and the queue until t completes.
 func drive[T any](t *testing.T, sim *async.Sim, q *queue, task *async.Task[T]) {
 	t.Helper()
-	if !task.Started() {
-		_ = task.Resume()
-	}
+	_ = task.Resume() // ErrResumedTwice when already started: nothing to do
 	for !task.Done() {
 		if len(q.hs) > 0 {
 			h := q.hs[0]

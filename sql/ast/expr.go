@@ -27,6 +27,7 @@ const (
 	LitString    // 'text'
 	LitTimestamp // TIMESTAMP '2015-07-15 00:00:00'
 	LitInterval  // INTERVAL '5' SECOND; Val is the quantity, Unit the unit
+	LitParam     // $1 of a prepared statement; Val is the number (parser.ParseParams)
 )
 
 // Literal is a constant as written. Val holds the literal's text (without
@@ -36,6 +37,9 @@ type Literal struct {
 	Kind LitKind
 	Val  string
 	Unit string // for LitInterval: SECOND, MINUTE, HOUR, DAY, MILLISECOND (and plurals normalised)
+	// Params, for a LitParam, collects the parameter's inferred type; nil
+	// outside a statement parsed for preparing (a $1 there is an error).
+	Params *Params
 }
 
 // ColumnRef names a column, optionally qualified by a table or alias.
@@ -153,6 +157,12 @@ type Index struct {
 	Index Expr
 }
 
+// ArrayLit is the array constructor "ARRAY[e1, e2, ...]".
+type ArrayLit struct {
+	At    Pos
+	Elems []Expr
+}
+
 // FuncCall is a function or aggregate call. Name is upper case. Star is
 // COUNT(*). OrderBy is an ordered aggregate's "agg(x ORDER BY y)" (also
 // written "WITHIN GROUP (ORDER BY y)"). Filter is "FILTER (WHERE ...)".
@@ -170,7 +180,10 @@ type FuncCall struct {
 
 // WindowSpec is the "OVER (PARTITION BY ... ORDER BY ... frame)" clause.
 type WindowSpec struct {
-	At          Pos
+	At Pos
+	// Ref names a WINDOW clause's window this one builds on (`OVER w`,
+	// `OVER (w ROWS ...)`); the planner resolves it and clears it.
+	Ref         string
 	PartitionBy []Expr
 	OrderBy     []OrderItem
 	Frame       *Frame
@@ -219,6 +232,7 @@ func (e *Cast) Position() Pos      { return e.At }
 func (e *Extract) Position() Pos   { return e.At }
 func (e *Index) Position() Pos     { return e.At }
 func (e *FuncCall) Position() Pos  { return e.At }
+func (e *ArrayLit) Position() Pos  { return e.At }
 
 func (*Literal) exprNode()   {}
 func (*ColumnRef) exprNode() {}
@@ -237,3 +251,4 @@ func (*Cast) exprNode()      {}
 func (*Extract) exprNode()   {}
 func (*Index) exprNode()     {}
 func (*FuncCall) exprNode()  {}
+func (*ArrayLit) exprNode()  {}

@@ -185,6 +185,15 @@ func (p *printer) expr2(e Expr) {
 		p.WriteString("]")
 	case *FuncCall:
 		p.call(e)
+	case *ArrayLit:
+		p.WriteString("ARRAY[")
+		for i, x := range e.Elems {
+			if i > 0 {
+				p.WriteString(", ")
+			}
+			p.expr(x)
+		}
+		p.WriteString("]")
 	case *GroupingSet:
 		p.groupingSet(e)
 	default:
@@ -211,6 +220,8 @@ func (p *printer) literal(e *Literal) {
 		p.f("TIMESTAMP %s", QuoteString(e.Val))
 	case LitInterval:
 		p.f("INTERVAL %s %s", QuoteString(e.Val), e.Unit)
+	case LitParam:
+		p.WriteString("$" + e.Val)
 	default:
 		p.WriteString(e.Val)
 	}
@@ -236,7 +247,12 @@ func (p *printer) call(e *FuncCall) {
 		p.WriteString(")")
 	}
 	if e.Over != nil {
-		p.WriteString(" OVER (")
+		p.WriteString(" OVER ")
+		if w := e.Over; w.Ref != "" && len(w.PartitionBy) == 0 && len(w.OrderBy) == 0 && w.Frame == nil {
+			p.WriteString(QuoteIdent(w.Ref))
+			return
+		}
+		p.WriteString("(")
 		p.window(e.Over)
 		p.WriteString(")")
 	}
@@ -244,6 +260,9 @@ func (p *printer) call(e *FuncCall) {
 
 func (p *printer) window(w *WindowSpec) {
 	var parts []string
+	if w.Ref != "" {
+		parts = append(parts, QuoteIdent(w.Ref))
+	}
 	if len(w.PartitionBy) > 0 {
 		var q printer
 		q.exprs(w.PartitionBy)

@@ -82,6 +82,19 @@ func (p *printer) selectBlock(s *Select) {
 		p.WriteString(" HAVING ")
 		p.expr(s.Having)
 	}
+	for i, w := range s.Windows {
+		if i == 0 {
+			p.WriteString(" WINDOW ")
+		} else {
+			p.WriteString(", ")
+		}
+		p.f("%s AS (", QuoteIdent(w.Name))
+		p.window(w.Spec)
+		p.WriteString(")")
+	}
+	if s.EmitOnClose {
+		p.WriteString(" EMIT ON WINDOW CLOSE")
+	}
 }
 
 func (p *printer) alias(a string) {
@@ -118,6 +131,15 @@ func (p *printer) table(t TableExpr) {
 			p.f(" USING (%s)", identList(t.Using))
 		}
 		p.WriteString(")")
+	case *Unnest:
+		p.WriteString("UNNEST(")
+		p.expr(t.Arg)
+		p.WriteString(")")
+		if t.Ordinality {
+			p.WriteString(" WITH ORDINALITY")
+		}
+		p.alias(t.Alias)
+		p.aliasColumns(t.Columns)
 	case *WindowTable:
 		p.f("TABLE(%s(TABLE ", t.Func)
 		p.table(t.Input)

@@ -16,6 +16,15 @@ func init() {
 	}
 }
 
+// windowFuncs are the table-valued window functions.
+var windowFuncs = map[string]bool{"TUMBLE": true, "HOP": true, "CUMULATE": true, "SESSION": true}
+
+// IsWindowFunc reports whether the upper-cased name is a table-valued
+// window function (TUMBLE, HOP, CUMULATE, SESSION): the parser reads such a
+// call in FROM as a window table, and the planner refuses one it cannot
+// bind where an expression stands.
+func IsWindowFunc(upper string) bool { return windowFuncs[upper] }
+
 // IsReserved reports whether the (case-insensitive) word is reserved.
 func IsReserved(word string) bool { return reserved[strings.ToUpper(word)] }
 

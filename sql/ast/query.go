@@ -52,6 +52,20 @@ type Select struct {
 	Where      Expr
 	GroupBy    []Expr
 	Having     Expr
+	// Windows are the WINDOW clause's named windows, in order.
+	Windows []NamedWindow
+	// EmitOnClose is RisingWave's EMIT ON WINDOW CLOSE, written at EmitAt:
+	// a window aggregate emits each window once, when the watermark
+	// passes its end, even over an updating input.
+	EmitOnClose bool
+	EmitAt      Pos
+}
+
+// NamedWindow is one `name AS (spec)` of a WINDOW clause.
+type NamedWindow struct {
+	At   Pos
+	Name string
+	Spec *WindowSpec
 }
 
 // SelectItem is a projection: an expression with an optional alias, or a
@@ -139,8 +153,20 @@ type WindowTable struct {
 	Alias       string
 }
 
+// Unnest is UNNEST(array) [WITH ORDINALITY] [AS alias [(columns)]] in
+// FROM: one row per element (and its 1-based position), joined to each
+// row of the FROM items before it (CROSS JOIN UNNEST(t.a), or a comma).
+type Unnest struct {
+	At         Pos
+	Arg        Expr
+	Ordinality bool
+	Alias      string
+	Columns    []string
+}
+
 // Position implementations.
 func (q *Query) Position() Pos        { return q.At }
+func (t *Unnest) Position() Pos       { return t.At }
 func (s *SetOp) Position() Pos        { return s.At }
 func (s *Select) Position() Pos       { return s.At }
 func (t *TableName) Position() Pos    { return t.At }
@@ -155,3 +181,4 @@ func (*TableName) tableNode()    {}
 func (*DerivedTable) tableNode() {}
 func (*Join) tableNode()         {}
 func (*WindowTable) tableNode()  {}
+func (*Unnest) tableNode()       {}

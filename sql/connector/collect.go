@@ -110,7 +110,7 @@ func (c *Collector) applyLocked(ch ops.Change) {
 		d = -1
 	}
 	c.key = types.AppendRow(c.key[:0], ch.Row)
-	c.table.add(c.key, ch.Row, d)
+	c.table.add(c.key, d)
 }
 
 // Err is OnChange's first error, if any.

@@ -206,7 +206,7 @@ func TestCollectorRewindCopiesStayBounded(t *testing.T) {
 			}
 			continue
 		}
-		if limit := 2*rows + tableBuckets; c.table.savedRows > limit {
+		if limit := 2*rows + rewindSlack; c.table.savedRows > limit {
 			t.Fatalf("rewind copies hold %d rows, want at most %d", c.table.savedRows, limit)
 		}
 		if _, ok := c.Rewind(MaxRewindMarks); !ok {

@@ -57,6 +57,9 @@ func openDatagen(t *Table, _ Env) (rowReader, error) {
 
 func columnSpec(t *Table, col string, typ types.Type) (genSpec, error) {
 	p := "fields." + strings.ToLower(col) + "."
+	if typ.Kind == types.KindArray {
+		return genSpec{}, fmt.Errorf("table %s: column %s: datagen does not generate %s values", t.Name, col, typ)
+	}
 	s := genSpec{random: true, max: 1000, step: 1, length: 8}
 	if typ.Kind == types.KindTimestamp {
 		s = genSpec{min: datagenBase, max: datagenBase + 3600e3, step: 1000}

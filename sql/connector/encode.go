@@ -23,6 +23,15 @@ func AppendJSONValue(b []byte, v types.Value) []byte {
 		if f := v.Float(); !math.IsInf(f, 0) && !math.IsNaN(f) {
 			return v.AppendText(b)
 		}
+	case types.KindArray:
+		b = append(b, '[')
+		for i, e := range v.Elems() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendJSONValue(b, e)
+		}
+		return append(b, ']')
 	}
 	start := len(b)
 	b = append(b, '"')
@@ -73,6 +82,8 @@ func AppendCSVRow(b []byte, op string, r types.Row) []byte {
 		case types.KindNull:
 		case types.KindVarchar:
 			b = AppendCSVField(b, v.Str())
+		case types.KindArray:
+			b = AppendCSVField(b, v.String())
 		default:
 			b = v.AppendText(b)
 		}

@@ -57,6 +57,13 @@ type lineReader struct {
 	// pacing (option rate): lines read since paceStart
 	paceStart time.Time
 	paced     int64
+	// rest is the pending files' bytes (FileBacklog) as of restFor being
+	// the current file and the listing being unchanged (restKnown).
+	rest      int64
+	restFor   string
+	restKnown bool
+	// unpublished is the lines read since the last backlog update.
+	unpublished int64
 	// fields is scratch for the formats' decoders (reused across rows).
 	fields []jsonField
 }
@@ -112,6 +119,10 @@ func (r *lineReader) line() ([]byte, int, lineState, error) {
 		if !ok {
 			r.finish()
 			continue
+		}
+		r.unpublished++
+		if r.line0%backlogEvery == 0 {
+			r.publishBacklog()
 		}
 		if long {
 			err := fmt.Errorf("line longer than %d bytes (option %s)", r.opts.maxLine, MaxLineBytesOption)
@@ -188,7 +199,7 @@ func (r *lineReader) openNext() (lineState, error) {
 			if err != nil {
 				return lineEnd, fmt.Errorf("list %s: %w", r.opts.path, err)
 			}
-			r.listed = listed
+			r.listed, r.restKnown = listed, false
 			k, ok = r.pending()
 		}
 		if !ok && !ending {
@@ -201,9 +212,12 @@ func (r *lineReader) openNext() (lineState, error) {
 		}
 	}
 	if !ok {
+		r.publishBacklog()
 		return lineEnd, nil
 	}
-	return lineOK, r.openAt(k, filePos{})
+	err := r.openAt(k, filePos{})
+	r.publishBacklog()
+	return lineOK, err
 }
 
 // openAt opens the file with key k at position p: it reads the file's
@@ -308,5 +322,6 @@ func (r *lineReader) seek(b []byte) error {
 
 func (r *lineReader) close() error {
 	r.closeCur()
+	r.env.FileBacklog.closed(r)
 	return nil
 }

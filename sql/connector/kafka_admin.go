@@ -102,7 +102,8 @@ func kafkaOffsets(ctx context.Context, adm *kadm.Client, t *Table, o *KafkaOptio
 	}
 	var group kadm.OffsetResponses
 	if o.Startup == "group-offsets" {
-		if group, err = adm.FetchOffsets(ctx, o.Group); err != nil {
+		// A group that never committed is no error: auto.offset.reset applies.
+		if group, err = adm.FetchOffsets(ctx, o.Group); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 			return nil, nil, kafkaErr(t, o, "fetch offsets of group "+o.Group, err)
 		}
 	}

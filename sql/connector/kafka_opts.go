@@ -34,6 +34,10 @@ type KafkaOptions struct {
 	Parallelism    int    // scan.parallelism: source subtasks (default 1)
 	Skip           bool   // on_error = 'skip'
 	ConnectTimeout time.Duration
+	// MaxOutage (connect.max-outage; default the job's --max-outage, 10m;
+	// 0: forever) is how long a source waits for an unreachable broker and
+	// an exactly-once sink keeps retrying its transactions.
+	MaxOutage time.Duration
 	// Delivery is sink.delivery-guarantee: exactly-once, at-least-once or
 	// none; "" leaves it to the state URI (exactly-once on a durable one).
 	Delivery    string
@@ -54,7 +58,7 @@ var kafkaKnown = map[string]bool{
 	"properties.isolation.level": true, "properties.auto.offset.reset": true,
 	"scan.startup.mode": true, "scan.startup.timestamp-millis": true, "scan.startup.specific-offsets": true,
 	"scan.bounded.mode": true, "scan.bounded.timestamp-millis": true, "scan.parallelism": true,
-	"format": true, "key.format": true, "value.format": true, "on_error": true, "connect.timeout": true,
+	"format": true, "key.format": true, "value.format": true, "on_error": true, "connect.timeout": true, "connect.max-outage": true,
 	IdleTimeoutOption: true, "window.allowed-lateness": true,
 	"sink.delivery-guarantee": true, "sink.transactional-id-prefix": true, "sink.commit-topic": true,
 }
@@ -73,7 +77,7 @@ var kafkaMetaTypes = map[string][]types.Kind{
 // every error is positioned at the option or column at fault.
 func ParseKafka(t *Table) (*KafkaOptions, error) {
 	o := &KafkaOptions{Upsert: t.Connector == "upsert-kafka", ReadCommitted: true, AutoReset: "latest",
-		Parallelism: 1, ConnectTimeout: 10 * time.Second, BoundedMode: "unbounded", Startup: "group-offsets"}
+		Parallelism: 1, ConnectTimeout: 10 * time.Second, MaxOutage: 10 * time.Minute, BoundedMode: "unbounded", Startup: "group-offsets"}
 	var unknown []string
 	for k := range t.Options {
 		if !kafkaKnown[k] {
@@ -217,7 +221,24 @@ func (o *KafkaOptions) parseScan(t *Table) error {
 		}
 		o.ConnectTimeout = d
 	}
+	if v, ok := t.Opt("connect.max-outage"); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return t.OptErr("connect.max-outage", "want a duration such as '10m' (0: retry forever), got %q", v)
+		}
+		o.MaxOutage = d
+	}
 	return nil
+}
+
+// jobOutage makes the job's outage limit (clink run --max-outage) the
+// table's connect.max-outage unless the table sets its own: d > 0 is the
+// limit, d < 0 waits forever, 0 keeps the connector's default (10m).
+func (o *KafkaOptions) jobOutage(t *Table, d time.Duration) {
+	if _, set := t.Opt("connect.max-outage"); set || d == 0 {
+		return
+	}
+	o.MaxOutage = max(d, 0)
 }
 
 // parseSpecificOffsets reads Flink's 'partition:0,offset:42;partition:1,offset:300'.

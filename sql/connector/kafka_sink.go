@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"clink/sql/ops"
@@ -47,6 +48,10 @@ type KafkaSink struct {
 	mark    kafkaMarker         // the newest published marker
 	held    map[string]kafkaMsg // upsert: per key, a -U waiting to see whether its +U follows
 
+	// downSince is when the first of the failed publishes since the last
+	// one that succeeded was tried (zero: the last publish succeeded).
+	downSince time.Time
+
 	errMu sync.Mutex
 	err   error // the first produce error (at-least-once, none)
 }
@@ -68,12 +73,14 @@ func KafkaSinkCheck(t *Table, updating bool) error {
 // OpenKafkaSink prepares the sink of table t for run (the query's
 // checkpoint name); restore is the checkpoint the query resumes from (0:
 // fresh), durable whether checkpoints outlive the process (the default
-// guarantee is exactly-once only then).
-func OpenKafkaSink(t *Table, run string, restore state.CheckpointID, durable bool) (*KafkaSink, error) {
+// guarantee is exactly-once only then); maxOutage is the job's outage
+// limit, as Env.MaxOutage.
+func OpenKafkaSink(t *Table, run string, restore state.CheckpointID, durable bool, maxOutage time.Duration) (*KafkaSink, error) {
 	o, err := ParseKafka(t)
 	if err != nil {
 		return nil, err
 	}
+	o.jobOutage(t, maxOutage)
 	s := &KafkaSink{t: t, o: o, enc: newKafkaEncoder(t, o), mode: o.Delivery, run: run, restore: restore,
 		txnID: o.TxnPrefix + "-0"}
 	if s.mode == "" {
@@ -82,12 +89,8 @@ func OpenKafkaSink(t *Table, run string, restore state.CheckpointID, durable boo
 			s.mode = "exactly-once"
 		}
 	}
-	opts := kafkaClientOpts(o)
-	if s.mode == "exactly-once" {
-		opts = append(opts, kgo.TransactionalID(s.txnID), kgo.TransactionTimeout(time.Minute))
-	}
-	if s.cl, err = kgo.NewClient(opts...); err != nil {
-		return nil, fmt.Errorf("table %s: kafka producer: %w", t.Name, err)
+	if err := s.connect(); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.ConnectTimeout)
 	defer cancel()
@@ -113,6 +116,22 @@ func OpenKafkaSink(t *Table, run string, restore state.CheckpointID, durable boo
 		}
 	}
 	return s, nil
+}
+
+// connect creates the producer (exactly-once: with the transactional id,
+// whose first transaction fences an earlier producer and aborts its open
+// transaction).
+func (s *KafkaSink) connect() error {
+	opts := kafkaClientOpts(s.o)
+	if s.mode == "exactly-once" {
+		opts = append(opts, kgo.TransactionalID(s.txnID), kgo.TransactionTimeout(time.Minute))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("table %s: kafka producer: %w", s.t.Name, err)
+	}
+	s.cl = cl
+	return nil
 }
 
 // Mode is the delivery guarantee in force.
@@ -225,7 +244,31 @@ func (s *KafkaSink) Committed(id state.CheckpointID) error {
 	if s.mode != "exactly-once" {
 		return s.Err()
 	}
-	return s.publishLocked(id, false, nil)
+	return s.retryLocked(s.publishLocked(id, false, nil))
+}
+
+// retryLocked takes a publish's outcome: a failed transaction stays
+// staged (in this and later checkpoints) and is published with the next
+// completed checkpoint, once the broker answers again; only when no
+// publish succeeded for connect.max-outage does it fail the query, naming
+// the brokers, the topic and the last error.
+func (s *KafkaSink) retryLocked(err error) error {
+	if err == nil {
+		s.downSince = time.Time{}
+		return nil
+	}
+	if errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) {
+		return err // another producer took the transactional id: never retried
+	}
+	now := time.Now()
+	if s.downSince.IsZero() {
+		s.downSince = now
+	}
+	if d := now.Sub(s.downSince); s.o.MaxOutage > 0 && d >= s.o.MaxOutage {
+		return fmt.Errorf("table %s: Kafka at %s, topic %q: no transaction committed for %s (connect.max-outage %s), the output stops at checkpoint %d: %w",
+			s.t.Name, strings.Join(s.o.Brokers, ","), s.o.Topic, d.Round(100*time.Millisecond), s.o.MaxOutage, s.mark.Checkpoint, err)
+	}
+	return nil
 }
 
 // Finish publishes everything left at the end of the query, marked
@@ -246,7 +289,16 @@ func (s *KafkaSink) Finish() error {
 	}
 	cur := s.cur
 	s.cur = nil
-	return s.publishLocked(last, true, cur)
+	for {
+		err := s.publishLocked(last, true, cur)
+		if err == nil {
+			return nil
+		}
+		if err := s.retryLocked(err); err != nil {
+			return err
+		}
+		time.Sleep(s.o.ConnectTimeout / 4) // the broker is down: try again
+	}
 }
 
 // publishLocked produces the staged epochs up to id (and extra, the
@@ -263,6 +315,11 @@ func (s *KafkaSink) publishLocked(id state.CheckpointID, final bool, extra []kaf
 		}
 	}
 	ctx := context.Background()
+	if s.cl == nil {
+		if err := s.connect(); err != nil {
+			return err
+		}
+	}
 	if err := s.cl.BeginTransaction(); err != nil {
 		return fmt.Errorf("table %s: begin transaction %s: %w", s.t.Name, s.txnID, err)
 	}
@@ -288,16 +345,22 @@ func (s *KafkaSink) publishLocked(id state.CheckpointID, final bool, extra []kaf
 			s.setErr(err)
 		}
 	})
-	ferr := s.cl.Flush(ctx)
+	fctx, cancel := context.WithTimeout(ctx, s.o.ConnectTimeout) // a broker down: produces retry forever
+	ferr := s.cl.Flush(fctx)
+	cancel()
 	if ferr == nil {
 		ferr = s.Err()
 	}
 	if ferr != nil {
 		abortErr := s.cl.EndTransaction(ctx, kgo.TryAbort)
-		return fmt.Errorf("table %s: transaction %s for checkpoint %d: %w", s.t.Name, s.txnID, id, errors.Join(ferr, abortErr))
+		s.dropClientLocked()
+		return fmt.Errorf("table %s: Kafka at %s, topic %q: transaction %s for checkpoint %d: %w",
+			s.t.Name, strings.Join(s.o.Brokers, ","), s.o.Topic, s.txnID, id, errors.Join(ferr, abortErr))
 	}
 	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("table %s: commit transaction %s for checkpoint %d: %w", s.t.Name, s.txnID, id, err)
+		s.dropClientLocked()
+		return fmt.Errorf("table %s: Kafka at %s, topic %q: commit transaction %s for checkpoint %d: %w",
+			s.t.Name, strings.Join(s.o.Brokers, ","), s.o.Topic, s.txnID, id, err)
 	}
 	s.mark = mark
 	s.staged = keep
@@ -305,6 +368,17 @@ func (s *KafkaSink) publishLocked(id state.CheckpointID, final bool, extra []kaf
 		s.stage.published(e)
 	}
 	return nil
+}
+
+// dropClientLocked closes a producer whose transaction failed: the next
+// publish opens a new one with the same transactional id, which aborts
+// whatever the broker kept of the failed transaction.
+func (s *KafkaSink) dropClientLocked() {
+	s.cl.Close()
+	s.cl = nil
+	s.errMu.Lock()
+	s.err = nil
+	s.errMu.Unlock()
 }
 
 // Close releases the producer; an open transaction is left for the

@@ -2,7 +2,6 @@ package connector
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -16,6 +15,7 @@ import (
 	"clink/engine/async"
 	"clink/sql/ops"
 	"clink/sql/types"
+	"clink/state"
 )
 
 // kafkaPart is one partition a source subtask reads: the next offset to
@@ -28,6 +28,7 @@ type kafkaPart struct {
 	wm   int64 // the highest watermark candidate of its rows
 	last time.Time
 	idle bool
+	hwm  int64 // the high watermark (read_committed: last stable offset) last fetched; -1: none yet
 }
 
 func (p *kafkaPart) done() bool { return p.stop >= 0 && p.next >= p.stop }
@@ -64,6 +65,12 @@ type kafkaSource struct {
 	// half (after a Seek) is the partition whose record at its next
 	// offset had its first change emitted, or nil.
 	half *kafkaPart
+	// reach sees the consuming client's connections: a broker gone for
+	// connect.max-outage fails the scan instead of waiting forever.
+	reach kafkaReach
+	// commits is the consumer group's committer ('properties.group.id'
+	// set), nil without a group.
+	commits *groupCommitter
 }
 
 // openKafka resolves the subtask's partitions and their start and stop
@@ -73,6 +80,7 @@ func openKafka(t *Table, env Env) (*kafkaSource, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.jobOutage(t, env.MaxOutage)
 	sub, par := env.Subtask, max(env.Parallelism, 1)
 	if par != o.Parallelism {
 		return nil, fmt.Errorf("table %s: source subtask %d of %d, want scan.parallelism %d", t.Name, sub, par, o.Parallelism)
@@ -112,9 +120,12 @@ func openKafka(t *Table, env Env) (*kafkaSource, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Group != "" {
+		s.commits = newGroupCommitter(t, o)
+	}
 	now := s.clock.Now()
 	for _, p := range mine {
-		kp := &kafkaPart{id: p, next: start[p], stop: stop[p], wm: math.MinInt64, last: now}
+		kp := &kafkaPart{id: p, next: start[p], stop: stop[p], wm: math.MinInt64, last: now, hwm: -1}
 		s.parts = append(s.parts, kp)
 		s.byID[p] = kp
 	}
@@ -141,6 +152,7 @@ func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 		return s.emit(s.pendPart, *ch)
 	}
 	if s.allDone() {
+		s.publishParts() // a finished bound: nothing left behind it
 		s.state = 1
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
 	}
@@ -289,7 +301,7 @@ func (s *kafkaSource) start() error {
 	}
 	opts := append(kafkaClientOpts(s.o),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.o.Topic: offs}),
-		kgo.KeepControlRecords(), kgo.RetryTimeout(0))
+		kgo.KeepControlRecords(), kgo.RetryTimeout(0), kgo.WithHooks(&s.reach))
 	if s.o.ReadCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
@@ -303,7 +315,8 @@ func (s *kafkaSource) start() error {
 
 // record returns the next fetched record, nil when none is buffered. It
 // never blocks: the client fetches in the background. A broker that went
-// away is retried by the client; a fatal error fails the query.
+// away is retried by the client until it has been gone for
+// connect.max-outage; a fatal error fails the query.
 func (s *kafkaSource) record() (*kgo.Record, error) {
 	if s.bi < len(s.buf) {
 		r := s.buf[s.bi]
@@ -322,8 +335,9 @@ func (s *kafkaSource) record() (*kgo.Record, error) {
 		}
 	}
 	s.buf, s.bi = fs.Records(), 0
+	s.publishLag(fs)
 	if len(s.buf) == 0 {
-		return nil, nil
+		return nil, s.reach.check(s.t, s.o, s.o.MaxOutage)
 	}
 	r := s.buf[0]
 	s.buf[0] = nil
@@ -331,70 +345,65 @@ func (s *kafkaSource) record() (*kgo.Record, error) {
 	return r, nil
 }
 
-// kafkaPosVersion starts a kafka source position.
-const kafkaPosVersion = 0xA1
+// publishLag notes the partitions' high watermarks from a poll's fetches
+// and publishes each partition's lag behind it: every record not yet
+// emitted, the ones just fetched included. It runs once per poll, when
+// the buffer is empty, so the per-record path pays nothing.
+func (s *kafkaSource) publishLag(fs kgo.Fetches) {
+	if s.env.KafkaLag == nil {
+		return
+	}
+	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if p := s.byID[fp.Partition]; p != nil && fp.Err == nil {
+			p.hwm = fp.HighWatermark
+			if s.o.ReadCommitted && fp.LastStableOffset >= 0 {
+				p.hwm = fp.LastStableOffset
+			}
+		}
+	})
+	s.publishParts()
+}
 
-// Position is each partition's next offset and stop offset, inside the
-// table's definition envelope (source_def.go); between the two changes
-// of a debezium-json update it ends with the partition id + 1 whose
-// record at its next offset had its first change emitted.
-func (s *kafkaSource) Position() ([]byte, error) {
-	b := []byte{kafkaPosVersion}
-	b = binary.AppendUvarint(b, uint64(len(s.parts)))
+// publishParts publishes the lag of every partition whose high watermark
+// is known.
+func (s *kafkaSource) publishParts() {
+	if s.env.KafkaLag == nil {
+		return
+	}
 	for _, p := range s.parts {
-		b = binary.AppendUvarint(b, uint64(p.id))
-		b = binary.AppendUvarint(b, uint64(p.next))
-		b = binary.AppendUvarint(b, uint64(p.stop+1))
+		if p.hwm >= 0 {
+			s.env.KafkaLag.Set(s.o.Topic, p.id, p.hwm-p.next)
+		}
 	}
-	if s.pending != nil {
-		b = binary.AppendUvarint(b, uint64(s.pendPart.id)+1)
-	}
-	return s.t.wrapPosition(b), nil
 }
 
-// Seek resumes every partition at its checkpointed offsets; a partition
-// the topic gained since keeps its startup offset.
-func (s *kafkaSource) Seek(pos []byte) error {
-	b, err := s.t.unwrapPosition(pos)
+// CheckpointComplete commits the offsets checkpoint id recorded to the
+// consumer group, now that the checkpoint is complete (engine.
+// CheckpointListener; a table without 'properties.group.id' commits
+// nothing). The commit runs off the caller, on the group committer.
+func (s *kafkaSource) CheckpointComplete(id state.CheckpointID, pos []byte) {
+	if s.commits == nil {
+		return
+	}
+	parts, _, err := s.decodeKafkaPos(pos)
 	if err != nil {
-		return err
+		return // not this source's position: nothing to commit
 	}
-	if s.cl != nil {
-		return fmt.Errorf("source %s: seek after the first read", s.t.Name)
+	next := make(map[int32]int64, len(parts))
+	for _, p := range parts {
+		next[p.id] = p.next
 	}
-	if len(b) < 1 || b[0] != kafkaPosVersion {
-		return fmt.Errorf("source %s: seek: not a kafka position", s.t.Name)
-	}
-	d := posDecoder{b: b[1:]}
-	n := d.uint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		id, next, stop := int32(d.uint()), int64(d.uint()), int64(d.uint())-1
-		if d.err != nil {
-			break
-		}
-		p := s.byID[id]
-		if p == nil {
-			return fmt.Errorf("source %s: seek: the checkpoint read partition %d of topic %q, which this subtask does not (was the topic recreated?)", s.t.Name, id, s.o.Topic)
-		}
-		p.next, p.stop = next, stop
-	}
-	s.pending, s.half = nil, nil
-	if d.err == nil && len(d.b) != 0 {
-		if s.half = s.byID[int32(d.uint()-1)]; s.half == nil {
-			return fmt.Errorf("source %s: seek: kafka position is damaged", s.t.Name)
-		}
-	}
-	if d.err != nil || len(d.b) != 0 {
-		return fmt.Errorf("source %s: seek: kafka position is damaged", s.t.Name)
-	}
-	return nil
+	s.commits.offer(id, next)
 }
 
-// Close stops the consuming client.
+// Close stops the consuming client and the group committer.
 func (s *kafkaSource) Close() error {
 	if s.cl != nil {
 		s.cl.Close()
 		s.cl = nil
+	}
+	if s.commits != nil {
+		s.commits.close()
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ func TestKafkaSinkCrashRestore(t *testing.T) {
 			addr := testKafka(t, 2, "out")
 			tab := kafkaTable(addr, "topic", "out")
 			st := memState{}
-			a, err := OpenKafkaSink(tab, "q/r1", 0, true)
+			a, err := OpenKafkaSink(tab, "q/r1", 0, true, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +183,7 @@ func TestKafkaSinkCrashRestore(t *testing.T) {
 			}
 			a.Close() // kill -9: nothing more is published
 
-			b, err := OpenKafkaSink(tab, "q/r1", 1, true)
+			b, err := OpenKafkaSink(tab, "q/r1", 1, true, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +204,7 @@ func TestKafkaSinkCrashRestore(t *testing.T) {
 				t.Fatalf("read_committed sees %d rows\n%v\nwant %d\n%v", len(got), got, len(want), want)
 			}
 			// a third process of the finished run finds it complete
-			c3, err := OpenKafkaSink(tab, "q/r1", 1, true)
+			c3, err := OpenKafkaSink(tab, "q/r1", 1, true, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestKafkaSinkFencesZombie(t *testing.T) {
 	addr := testKafka(t, 1, "out")
 	tab := kafkaTable(addr, "topic", "out")
 	st := memState{}
-	zombie, err := OpenKafkaSink(tab, "q/r1", 0, true)
+	zombie, err := OpenKafkaSink(tab, "q/r1", 0, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestKafkaSinkFencesZombie(t *testing.T) {
 			}
 		}
 	}
-	next, err := OpenKafkaSink(tab, "q/r1", 2, true)
+	next, err := OpenKafkaSink(tab, "q/r1", 2, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestKafkaSinkFencesZombie(t *testing.T) {
 func TestKafkaSinkRestoreTooOld(t *testing.T) {
 	addr := testKafka(t, 1, "out")
 	tab := kafkaTable(addr, "topic", "out")
-	a, err := OpenKafkaSink(tab, "q/r1", 0, true)
+	a, err := OpenKafkaSink(tab, "q/r1", 0, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestKafkaSinkRestoreTooOld(t *testing.T) {
 		}
 	}
 	a.Close()
-	_, err = OpenKafkaSink(tab, "q/r1", 2, true)
+	_, err = OpenKafkaSink(tab, "q/r1", 2, true, 0)
 	if err == nil || !strings.Contains(err.Error(), "up to checkpoint 3") || !strings.Contains(err.Error(), "restore 3 or later") {
 		t.Fatalf("got %v", err)
 	}

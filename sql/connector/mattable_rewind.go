@@ -2,6 +2,7 @@ package connector
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"clink/sql/types"
@@ -15,6 +16,10 @@ import (
 // few copies of the table however many changes and checkpoints flow.
 const MaxRewindMarks = 16
 
+// rewindSlack is how many saved rows beyond two copies of the table the
+// marks may hold before the oldest is dropped.
+const rewindSlack = 1024
+
 // rewindMark is the table at a checkpoint's barrier, kept copy-on-write:
 // a bucket is copied the first time it changes after the mark, and a
 // bucket no later mark copied is the same now as then.
@@ -24,10 +29,9 @@ type rewindMark struct {
 	seq   int64
 	size  int
 	total int64
-	table bool // the table was kept (else only the count is rewound)
-	saved [tableBuckets]map[string]matRow
-	has   [tableBuckets]bool
-	rows  int // rows saved
+	table bool                      // the table was kept (else only the count is rewound)
+	saved map[int]map[string]matRow // buckets as they were (nil: empty)
+	rows  int                       // rows saved
 }
 
 // mark records checkpoint id's barrier after n changes.
@@ -36,7 +40,7 @@ func (t *matTable) mark(id state.CheckpointID, n int64, table bool) {
 		t.savedRows -= t.marks[0].rows
 		t.marks = append(t.marks[:0], t.marks[1:]...)
 	}
-	t.marks = append(t.marks, &rewindMark{id: id, n: n, seq: t.seq, size: t.size, total: t.total, table: table})
+	t.marks = append(t.marks, &rewindMark{id: id, n: n, seq: t.seq, size: t.size, total: t.total, table: table, saved: map[int]map[string]matRow{}})
 }
 
 // save copies bucket b into the newest mark before its first change
@@ -46,20 +50,13 @@ func (t *matTable) save(b int) {
 		return
 	}
 	m := t.marks[len(t.marks)-1]
-	if m.has[b] || !m.table {
+	if _, has := m.saved[b]; has || !m.table {
 		return
 	}
-	m.has[b] = true
-	if len(t.buckets[b]) == 0 {
-		return
-	}
-	cp := make(map[string]matRow, len(t.buckets[b]))
-	for k, r := range t.buckets[b] {
-		cp[k] = *r
-	}
+	cp := maps.Clone(t.buckets[b])
 	m.saved[b], m.rows = cp, m.rows+len(cp)
 	t.savedRows += len(cp)
-	for len(t.marks) > 1 && t.savedRows > 2*t.size+tableBuckets {
+	for len(t.marks) > 1 && t.savedRows > 2*t.size+rewindSlack {
 		t.savedRows -= t.marks[0].rows
 		t.marks = t.marks[1:]
 	}
@@ -79,34 +76,21 @@ func (t *matTable) rewind(id state.CheckpointID) (int64, bool) {
 		return 0, false
 	}
 	target := t.marks[at]
-	for b := range t.buckets {
-		for _, m := range t.marks[at:] {
-			if m.has[b] {
-				t.buckets[b], t.dirty[b] = restoredBucket(m.saved[b]), true
-				break
-			}
+	// The oldest copy of a bucket after the target is the bucket then.
+	for i := len(t.marks) - 1; i >= at; i-- {
+		for b, saved := range t.marks[i].saved {
+			t.buckets[b] = maps.Clone(saved)
+			t.markDirty(b)
 		}
 	}
 	t.seq, t.size, t.total = target.seq, target.size, target.total
-	target.saved, target.has, target.rows = [tableBuckets]map[string]matRow{}, [tableBuckets]bool{}, 0
+	target.saved, target.rows = map[int]map[string]matRow{}, 0
 	t.marks = t.marks[:at+1]
 	t.savedRows = 0
 	for _, m := range t.marks {
 		t.savedRows += m.rows
 	}
 	return target.n, true
-}
-
-func restoredBucket(saved map[string]matRow) map[string]*matRow {
-	if len(saved) == 0 {
-		return nil
-	}
-	out := make(map[string]*matRow, len(saved))
-	for k, r := range saved {
-		cp := r
-		out[k] = &cp
-	}
-	return out
 }
 
 // distinct is the number of distinct rows held (a row retracted more
@@ -120,35 +104,26 @@ func (t *matTable) head(n int) []types.Row {
 	if n <= 0 {
 		return nil
 	}
-	var top []*matRow // the n earliest so far, a max-heap on first
+	var top []heldRow // the n earliest so far, a max-heap on first
 	for _, bucket := range t.buckets {
-		for _, m := range bucket {
+		for k, m := range bucket {
 			if m.count <= 0 {
 				continue
 			}
 			if len(top) < n {
-				top = append(top, m)
+				top = append(top, heldRow{k, m})
 				siftUp(top, len(top)-1)
 			} else if m.first < top[0].first {
-				top[0] = m
+				top[0] = heldRow{k, m}
 				siftDown(top, 0)
 			}
 		}
 	}
-	slices.SortFunc(top, func(a, b *matRow) int { return cmp.Compare(a.first, b.first) })
-	var out []types.Row
-	for _, m := range top {
-		for range m.count {
-			if len(out) == n {
-				return out
-			}
-			out = append(out, m.row)
-		}
-	}
-	return out
+	slices.SortFunc(top, func(a, b heldRow) int { return cmp.Compare(a.first, b.first) })
+	return expandRows(top, n)
 }
 
-func siftUp(h []*matRow, i int) {
+func siftUp(h []heldRow, i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if h[p].first >= h[i].first {
@@ -159,7 +134,7 @@ func siftUp(h []*matRow, i int) {
 	}
 }
 
-func siftDown(h []*matRow, i int) {
+func siftDown(h []heldRow, i int) {
 	for {
 		c := 2*i + 1
 		if c >= len(h) {

@@ -138,3 +138,76 @@ func TestCollectorRestoreCorrupt(t *testing.T) {
 		t.Fatalf("error %v does not wrap errCorruptBucket", err)
 	}
 }
+
+// TestCollectorSnapshotIsSmall: after a few updates of a large result, a
+// checkpoint rewrites a few rows per updated row, not the whole result
+// (a pressure checkpoint every few thousand updates must not cost the
+// result's size each time).
+func TestCollectorSnapshotIsSmall(t *testing.T) {
+	const rows, updates = 100_000, 200
+	c := durableCollector()
+	for i := range int64(rows) {
+		c.Emit(change(ops.Insert, i, 0))
+	}
+	c.SnapshotSink(1)
+	c.SinkCheckpointDone(1, nil)
+	for i := range int64(updates) {
+		c.Emit(change(ops.UpdateBefore, i*397, 0))
+		c.Emit(change(ops.UpdateAfter, i*397, 1))
+	}
+	written := map[string]matRow{}
+	for _, e := range c.SnapshotSink(2) {
+		if err := decodeBucket(e.Value, written); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if limit := 4 * updates; len(written) > limit {
+		t.Fatalf("checkpoint 2 rewrote %d rows after %d updates of a %d-row result, want at most %d", len(written), updates, rows, limit)
+	}
+}
+
+// TestCollectorRestoresFirstLayout: a table checkpointed in the first
+// layout (1024 't' buckets) restores, and the next checkpoint moves it to
+// the current layout and deletes the old keys, so a second restore holds
+// each row once.
+func TestCollectorRestoresFirstLayout(t *testing.T) {
+	src := durableCollector()
+	for i := range int64(50) {
+		src.Emit(change(ops.Insert, i, i%3))
+	}
+	old := map[int]map[string]matRow{}
+	for _, bucket := range src.table.buckets {
+		for k, m := range bucket {
+			b := bucketOf(k, oldTableBuckets)
+			if old[b] == nil {
+				old[b] = map[string]matRow{}
+			}
+			old[b][k] = m
+		}
+	}
+	store := sinkStore{}
+	for b, rows := range old {
+		store[string(oldBucketKey(b))] = encodeBucket(rows)
+	}
+	want := fmt.Sprint(src.Table())
+	first := durableCollector()
+	if err := first.RestoreSink(store.read); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(first.Table()); got != want {
+		t.Fatalf("restored from the first layout %s, want %s", got, want)
+	}
+	store.apply(first.SnapshotSink(5))
+	for k := range store {
+		if k[0] == 't' {
+			t.Fatalf("old key %q survives the first checkpoint after the restore", k)
+		}
+	}
+	second := durableCollector()
+	if err := second.RestoreSink(store.read); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(second.Table()); got != want {
+		t.Fatalf("second restore %s, want %s", got, want)
+	}
+}

@@ -71,3 +71,41 @@ func datagenField(t *Table, k string) bool {
 	}
 	return slices.ContainsFunc(t.Columns, func(c expr.Column) bool { return strings.EqualFold(c.Name, rest[:i]) })
 }
+
+// OptionNames are the WITH (...) keys a table of connector takes, sorted
+// (the REPL completes them); every connector's when it is unknown or "".
+func OptionNames(connector string) []string {
+	var keys []string
+	add := func(name string) {
+		switch name {
+		case "kafka", "upsert-kafka":
+			for k := range kafkaKnown {
+				keys = append(keys, k)
+			}
+		case "http":
+			keys = append(keys, httpOptions...)
+		default:
+			keys = append(keys, connectorOptions[name]...)
+		}
+	}
+	if slices.Contains(ConnectorNames(), connector) {
+		add(connector)
+	} else {
+		for _, c := range ConnectorNames() {
+			add(c)
+		}
+	}
+	keys = append(keys, sourceOptions...)
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// ConnectorNames are the connectors CREATE TABLE knows, sorted.
+func ConnectorNames() []string {
+	names := []string{"kafka", "upsert-kafka", "http"}
+	for c := range connectorOptions {
+		names = append(names, c)
+	}
+	slices.Sort(names)
+	return names
+}

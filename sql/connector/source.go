@@ -5,6 +5,7 @@ import (
 
 	"clink/engine"
 	"clink/sql/ops"
+	"clink/state"
 )
 
 // Next returns the next element.
@@ -78,6 +79,15 @@ func (s *Source) Seek(pos []byte) error {
 		return fmt.Errorf("source %s: seek: %w", s.table.Name, err)
 	}
 	return nil
+}
+
+// CheckpointComplete tells a source that acts on completed checkpoints
+// (engine.CheckpointListener: a kafka source commits its group offsets)
+// that checkpoint id, which recorded pos, completed.
+func (s *Source) CheckpointComplete(id state.CheckpointID, pos []byte) {
+	if l, ok := s.ext.(engine.CheckpointListener); ok {
+		l.CheckpointComplete(id, pos)
+	}
 }
 
 // Close releases the reader.

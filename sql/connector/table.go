@@ -145,12 +145,20 @@ type Env struct {
 	EndInput *atomic.Bool
 	// Rejects counts rows a source skipped (on_error='skip').
 	Rejects *atomic.Int64
+	// KafkaLag, when set, receives kafka sources' consumer lag.
+	KafkaLag *KafkaLag
+	// FileBacklog, when set, receives file sources' remaining bytes.
+	FileBacklog *FileBacklog
 	// IdleTimeout is the session's default idle timeout of sources
 	// (SET 'watermark.idle-timeout'); a table's own option wins. 0: none.
 	IdleTimeout time.Duration
 	// Subtask and Parallelism place a source subtask among its stage's
 	// (a kafka scan spreads partitions over them); zero for one subtask.
 	Subtask, Parallelism int
+	// MaxOutage is the job's outage limit (clink run --max-outage), the
+	// default connect.max-outage of kafka tables: > 0 the limit, < 0
+	// forever, 0 the connector's own default (10m).
+	MaxOutage time.Duration
 	// RowErrors, when set, makes a WATERMARK expression that fails on a
 	// row give no watermark for it (counted) instead of failing the query.
 	RowErrors *expr.RowErrors

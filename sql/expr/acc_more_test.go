@@ -63,8 +63,9 @@ func col(r types.Row, name string) types.Value {
 }
 
 // sortedBy returns the rows whose column val is not NULL, ordered by key
-// (desc, NULLs as the smallest value) and then by val ascending: an
-// ordered aggregate's order.
+// (desc; NULLs as the largest value, so last ascending and first
+// descending, as PostgreSQL) and then by val ascending: an ordered
+// aggregate's order.
 func sortedBy(rows []types.Row, key string, desc bool, val string) []types.Row {
 	var out []types.Row
 	for _, r := range rows {
@@ -73,13 +74,27 @@ func sortedBy(rows []types.Row, key string, desc bool, val string) []types.Row {
 		}
 	}
 	slices.SortStableFunc(out, func(x, y types.Row) int {
-		c := types.CompareTotal(col(x, key), col(y, key))
+		kx, ky := col(x, key), col(y, key)
+		var c int
+		switch {
+		case kx.IsNull() || ky.IsNull():
+			c = cmp.Compare(btoi(kx.IsNull()), btoi(ky.IsNull()))
+		default:
+			c = types.CompareTotal(kx, ky)
+		}
 		if desc {
 			c = -c
 		}
 		return cmp.Or(c, types.CompareTotal(col(x, val), col(y, val)))
 	})
 	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func joinStrs(vals []types.Value, sep string, distinct bool) types.Value {
@@ -371,7 +386,7 @@ func TestMoreAggErrors(t *testing.T) {
 		{"BOOL_AND(a)", "1:10: BOOL_AND needs a BOOLEAN, got BIGINT"},
 		{"VAR_POP(s)", "1:9: VAR_POP needs a number, got VARCHAR"},
 		{"SUM(flag)", "SUM needs a number"},
-		{"ARRAY_AGG(a)", "1:1: ARRAY_AGG is not supported yet (arrays: issue 19)"},
+		{"ARRAY_AGG(a, s)", "1:1: ARRAY_AGG takes exactly one argument"},
 		{"STRING_AGG(DISTINCT s, ',' ORDER BY a)", "1:37: in an aggregate with DISTINCT, ORDER BY expressions must appear in the argument list"},
 		{"FIRST_VALUE(a ORDER BY nope)", "1:24: unknown column nope"},
 		{"FIRST_VALUE(a, s)", "1:1: FIRST_VALUE takes exactly one argument"},
@@ -387,7 +402,7 @@ func TestMoreAggErrors(t *testing.T) {
 	}
 	for _, c := range []struct{ src, want string }{
 		{"UPPER(s ORDER BY a)", "1:1: DISTINCT, *, ORDER BY and FILTER apply only to aggregate functions, not UPPER"},
-		{"1 + ARRAY_AGG(a)", "1:5: ARRAY_AGG is not supported yet (arrays: issue 19)"},
+		{"1 + ARRAY_AGG(a)", "1:5: aggregate function ARRAY_AGG is not allowed here"},
 	} {
 		e, _ := parser.ParseExpr(c.src)
 		if _, err := Compile(e, moreSchema); err == nil || !strings.Contains(err.Error(), c.want) {

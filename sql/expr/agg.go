@@ -24,13 +24,15 @@ const (
 	AggStringAgg  // STRING_AGG(x, sep), LISTAGG(x [, sep])
 	AggFirstValue // FIRST_VALUE(x [ORDER BY ...]): by arrival without ORDER BY
 	AggLastValue  // LAST_VALUE(x [ORDER BY ...])
+	AggArrayAgg   // ARRAY_AGG(x [ORDER BY ...]): NULLs kept, as PostgreSQL and Flink
 )
 
 var aggKinds = map[string]AggKind{"COUNT": AggCount, "SUM": AggSum, "MIN": AggMin, "MAX": AggMax, "AVG": AggAvg,
 	"BOOL_AND": AggBoolAnd, "EVERY": AggBoolAnd, "BOOL_OR": AggBoolOr,
 	"VAR_POP": AggVarPop, "VAR_SAMP": AggVarSamp, "VARIANCE": AggVarSamp, "VAR": AggVarSamp,
 	"STDDEV_POP": AggStddevPop, "STDDEV_SAMP": AggStddevSamp, "STDDEV": AggStddevSamp,
-	"STRING_AGG": AggStringAgg, "LISTAGG": AggStringAgg, "FIRST_VALUE": AggFirstValue, "LAST_VALUE": AggLastValue}
+	"STRING_AGG": AggStringAgg, "LISTAGG": AggStringAgg, "FIRST_VALUE": AggFirstValue, "LAST_VALUE": AggLastValue,
+	"ARRAY_AGG": AggArrayAgg}
 
 // AggSpec describes one aggregate call for the planner: what to feed the
 // accumulator and what it returns.
@@ -149,6 +151,9 @@ func (s *AggSpec) Input(row types.Row) (v types.Value, include bool, err error) 
 		return types.NewBool(true), true, nil
 	}
 	v, err = s.Arg.Eval(row)
+	if s.Kind == AggArrayAgg {
+		v = boxElem(v) // a NULL is an element too
+	}
 	if err == nil && s.OrderBy != nil && !v.IsNull() {
 		v, err = s.orderedElem(row, v)
 	}

@@ -14,11 +14,11 @@ import (
 
 // unsupportedAggs are aggregates clink recognises but cannot run yet, with
 // the reason shown in their error.
-var unsupportedAggs = map[string]string{"ARRAY_AGG": "arrays: issue 19"}
+var unsupportedAggs = map[string]string{}
 
 // OrderKey is one ORDER BY key of an ordered aggregate. NullsFirst is
-// resolved: NULLs sort as the smallest value unless NULLS LAST (ASC) or
-// NULLS FIRST (DESC) says otherwise, as clink's ORDER BY does.
+// resolved: NULLs sort last ascending and first descending unless NULLS
+// FIRST / LAST says otherwise, as PostgreSQL and clink's final ORDER BY do.
 type OrderKey struct {
 	Expr       Expr
 	Desc       bool
@@ -26,10 +26,14 @@ type OrderKey struct {
 }
 
 // IsList reports whether the aggregate keeps its values as a list of
-// elements in an order: STRING_AGG, FIRST_VALUE and LAST_VALUE.
+// elements in an order: STRING_AGG, ARRAY_AGG, FIRST_VALUE and LAST_VALUE.
 func (s *AggSpec) IsList() bool {
-	return s.Kind == AggStringAgg || s.Kind == AggFirstValue || s.Kind == AggLastValue
+	return s.ReadsWhole() || s.Kind == AggFirstValue || s.Kind == AggLastValue
 }
+
+// ReadsWhole reports whether a list aggregate's result is all of its
+// elements (STRING_AGG, ARRAY_AGG), not one extreme.
+func (s *AggSpec) ReadsWhole() bool { return s.Kind == AggStringAgg || s.Kind == AggArrayAgg }
 
 // ByArrival reports whether a list aggregate orders its values by arrival
 // (no ORDER BY): its state must number them as they come.
@@ -74,7 +78,7 @@ func (c *Compiler) compileAggExtras(s *AggSpec) error {
 		if err != nil {
 			return err
 		}
-		keys[i] = OrderKey{Expr: e, Desc: it.Desc, NullsFirst: !it.Desc}
+		keys[i] = OrderKey{Expr: e, Desc: it.Desc, NullsFirst: it.Desc}
 		if it.NullsFirst != nil {
 			keys[i].NullsFirst = *it.NullsFirst
 		}
@@ -135,6 +139,12 @@ func moreResultType(call *ast.FuncCall, kind AggKind, t types.Type) (types.Type,
 			return types.Type{}, ast.Errorf(call.Args[0].Position(), "%s needs a VARCHAR value, got %s (CAST it to VARCHAR)", call.Name, t)
 		}
 		return types.Varchar, nil
+	case AggArrayAgg:
+		a, err := types.ArrayOf(t)
+		if err != nil {
+			return types.Type{}, ast.Errorf(call.Args[0].Position(), "ARRAY_AGG of %s: %v", t, err)
+		}
+		return a, nil
 	}
 	return t, nil // FIRST_VALUE, LAST_VALUE
 }

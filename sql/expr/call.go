@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 
 	"clink/sql/ast"
 	"clink/sql/types"
@@ -39,14 +40,36 @@ var plannedFuncs = map[string]string{
 	"TUMBLE_START": "group window", "TUMBLE_END": "group window", "TUMBLE_ROWTIME": "group window",
 	"HOP_START": "group window", "HOP_END": "group window", "HOP_ROWTIME": "group window",
 	"SESSION_START": "group window", "SESSION_END": "group window", "SESSION_ROWTIME": "group window",
+	"UNNEST": "set-returning",
 }
 
 // IsAggregate reports whether name (upper case) is an aggregate function
-// (ARRAY_AGG too, which CompileAgg refuses as not supported yet).
+// (also one in unsupportedAggs, which CompileAgg refuses).
 func IsAggregate(name string) bool {
 	_, ok := aggKinds[name]
 	_, later := unsupportedAggs[name]
 	return ok || later
+}
+
+// FunctionNames lists every function name a query may call (scalar,
+// aggregate, window and group window), sorted: "did you mean" candidates.
+func FunctionNames() []string {
+	var out []string
+	for _, m := range []map[string]bool{keys(builtins), keys(aggKinds), keys(plannedFuncs), nowFuncs} {
+		for k := range m {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func keys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // IsPlanned reports whether name is a window or group-window function the
@@ -66,15 +89,15 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 	if kind, ok := plannedFuncs[e.Name]; ok {
 		return nil, ast.Errorf(e.At, "%s function %s is not allowed here", kind, e.Name)
 	}
+	b, ok := builtins[e.Name]
+	if !ok && !nowFuncs[e.Name] {
+		return nil, ast.Errorf(e.At, "unknown function %s%s", e.Name, ast.DidYouMean(e.Name, FunctionNames()))
+	}
 	if e.Distinct || e.Star || e.Filter != nil || len(e.OrderBy) > 0 {
 		return nil, ast.Errorf(e.At, "DISTINCT, *, ORDER BY and FILTER apply only to aggregate functions, not %s", e.Name)
 	}
 	if n, ok, err := nowCall(e); ok {
 		return n, err
-	}
-	b, ok := builtins[e.Name]
-	if !ok {
-		return nil, ast.Errorf(e.At, "unknown function %s", e.Name)
 	}
 	if len(e.Args) < b.minArgs || (b.maxArgs >= 0 && len(e.Args) > b.maxArgs) {
 		return nil, ast.Errorf(e.At, "%s takes %s, got %d", e.Name, arity(b), len(e.Args))

@@ -20,6 +20,8 @@ func commonType(a, b types.Type) (types.Type, bool) {
 			return a, true
 		}
 		return numericResult("+", a, b), true
+	case a.Kind == types.KindArray && b.Kind == types.KindArray:
+		return commonArray(a, b)
 	case a.Kind == b.Kind:
 		return a, true
 	}
@@ -60,6 +62,7 @@ func (c *Compiler) cast(e *ast.Cast) (*node, error) {
 		return nil, err
 	}
 	to := e.Type
+	ast.Infer(e.X, to)
 	if x.konst != nil {
 		v, err := types.Cast(*x.konst, to)
 		if err != nil {
@@ -126,16 +129,4 @@ func extractField(field string, t time.Time, ms int64) int64 {
 		return ms / 1000
 	}
 	return 0
-}
-
-// index supports "(REGEXP_MATCH(s, pattern))[n]": the n-th capture group,
-// which is how RisingWave's Nexmark q21 extracts a URL parameter. Other
-// arrays are not supported.
-func (c *Compiler) index(e *ast.Index) (*node, error) {
-	call, ok := e.X.(*ast.FuncCall)
-	if !ok || call.Name != "REGEXP_MATCH" || len(call.Args) != 2 {
-		return nil, ast.Errorf(e.At, "array subscripts are supported only on REGEXP_MATCH(s, pattern)")
-	}
-	fc := &ast.FuncCall{At: call.At, Name: "REGEXP_EXTRACT", Args: []ast.Expr{call.Args[0], call.Args[1], e.Index}}
-	return c.call(fc)
 }

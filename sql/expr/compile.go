@@ -126,6 +126,8 @@ func (c *Compiler) compile(e ast.Expr) (*node, error) {
 		return c.call(e)
 	case *ast.Index:
 		return c.index(e)
+	case *ast.ArrayLit:
+		return c.arrayLit(e)
 	case *ast.InQuery, *ast.Exists, *ast.Subquery:
 		return nil, ast.Errorf(e.Position(), "subquery not supported in this position")
 	}
@@ -145,6 +147,11 @@ func literal(e *ast.Literal) (*node, error) {
 	switch e.Kind {
 	case ast.LitNull:
 		return constNode(types.NullValue, types.Null), nil
+	case ast.LitParam:
+		if e.Params == nil {
+			return nil, ast.Errorf(e.At, "there is no parameter $%s (parameters are for prepared statements)", e.Val)
+		}
+		return constNode(types.NullValue, types.Null), nil // planned untyped: its uses give its type
 	case ast.LitBool:
 		return constNode(types.NewBool(e.Val == "true"), types.Bool), nil
 	case ast.LitString:

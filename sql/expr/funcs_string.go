@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"clink/sql/types"
 )
@@ -149,17 +150,25 @@ func leftRight(left bool) func([]types.Value) (types.Value, error) {
 	}
 }
 
-var regexCache sync.Map // pattern -> *regexp.Regexp
+// regexCacheSize bounds the compiled patterns kept: a pattern taken from a
+// column can be different on every row, and an unbounded cache would grow
+// with the data.
+const regexCacheSize = 256
+
+// regexCache keeps the most recently used compiled patterns (least
+// recently used out first). It is safe for concurrent use by subtasks.
+// (lru.New fails only for a size below 1.)
+var regexCache, _ = lru.New[string, *regexp.Regexp](regexCacheSize)
 
 func compileRegexp(p string) (*regexp.Regexp, error) {
-	if re, ok := regexCache.Load(p); ok {
-		return re.(*regexp.Regexp), nil
+	if re, ok := regexCache.Get(p); ok {
+		return re, nil
 	}
 	re, err := regexp.Compile(p)
 	if err != nil {
 		return nil, err
 	}
-	regexCache.Store(p, re)
+	regexCache.Add(p, re)
 	return re, nil
 }
 

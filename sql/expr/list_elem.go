@@ -107,9 +107,15 @@ func IndexToArrival(e types.Value) (types.Value, error) {
 	return types.NewVarchar(s[k:] + s[:k]), nil
 }
 
-// appendElemValue appends v as elements hold it.
+// appendElemValue appends v as elements hold it (ARRAY_AGG's boxed
+// value with its element's scale).
 func appendElemValue(dst []byte, v types.Value) []byte {
 	dst = types.AppendKey(dst, v)
+	if v.Kind() == types.KindArray {
+		if e := v.Elems(); len(e) == 1 {
+			v = e[0]
+		}
+	}
 	if v.Kind() == types.KindDecimal {
 		return append(dst, v.Scale())
 	}
@@ -140,19 +146,37 @@ func (s *AggSpec) ElemValue(e types.Value) (types.Value, error) {
 	if err != nil {
 		return types.NullValue, err
 	}
-	r, err := types.DecodeKey([]byte(k[:len(k)-1]), []types.Type{s.Arg.Type()})
+	t := s.Arg.Type()
+	if s.Kind == AggArrayAgg {
+		t = s.Type // the boxed value (boxElem)
+	}
+	r, err := types.DecodeKey([]byte(k[:len(k)-1]), []types.Type{t})
 	if err != nil || len(r) != 1 {
 		return types.NullValue, errElem
 	}
 	v := r[0]
-	if sc := k[len(k)-1]; v.Kind() == types.KindDecimal && sc != 0xff && sc != v.Scale() {
-		u, err := types.Rescale(v.Int(), v.Scale(), sc)
-		if err != nil {
-			return types.NullValue, err
+	if s.Kind == AggArrayAgg {
+		e := v.Elems()
+		if len(e) != 1 {
+			return types.NullValue, errElem
 		}
-		v = types.NewDecimal(u, sc)
+		e[0], err = withScale(e[0], k[len(k)-1])
+		return types.NewArray(e), err
 	}
-	return v, nil
+	return withScale(v, k[len(k)-1])
+}
+
+// withScale gives a decimal the scale sc an element recorded (0xff:
+// none), which the key encoding drops.
+func withScale(v types.Value, sc byte) (types.Value, error) {
+	if v.Kind() != types.KindDecimal || sc == 0xff || sc == v.Scale() {
+		return v, nil
+	}
+	u, err := types.Rescale(v.Int(), v.Scale(), sc)
+	if err != nil {
+		return types.NullValue, err
+	}
+	return types.NewDecimal(u, sc), nil
 }
 
 // ElemWalk calls yield with each element of a list in order and its
@@ -161,12 +185,13 @@ type ElemWalk func(yield func(e string, n int64) bool) error
 
 // ListResult renders a list aggregate from its elements: FIRST_VALUE the
 // first one's value, LAST_VALUE the last one's, STRING_AGG the values
-// joined by the separator (each copy; with DISTINCT each value once, where
-// it first appears); NULL for no elements.
+// joined by the separator and ARRAY_AGG an array of them (each copy; with
+// DISTINCT each value once, where it first appears); NULL for no elements.
 func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 	var first, last string
 	var n, wrote int64
 	var b strings.Builder
+	var arr []types.Value
 	seen := map[string]bool{}
 	var bad error
 	err := walk(func(e string, c int64) bool {
@@ -174,7 +199,7 @@ func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 			first = e
 		}
 		last, n = e, n+c
-		if s.Kind != AggStringAgg {
+		if !s.ReadsWhole() {
 			return s.Kind == AggLastValue
 		}
 		k, err := s.elemKey(e)
@@ -182,24 +207,18 @@ func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 			bad = err
 			return false
 		}
-		k = k[:len(k)-1] // a VARCHAR: no scale
 		if s.Distinct {
 			if seen[k] {
 				return true
 			}
 			seen[k], c = true, 1
 		}
-		for range c {
-			if wrote > 0 && !s.SepNull {
-				b.WriteString(s.Sep)
-			}
-			if err := writeKeyString(&b, k); err != nil {
-				bad = err
-				return false
-			}
-			wrote++
+		if s.Kind == AggArrayAgg {
+			arr, bad = s.appendArrayElem(arr, e, c)
+		} else {
+			bad = s.writeStringElem(&b, &wrote, k, c)
 		}
-		return true
+		return bad == nil
 	})
 	switch {
 	case err != nil:
@@ -210,10 +229,48 @@ func (s *AggSpec) ListResult(walk ElemWalk) (types.Value, error) {
 		return types.NullValue, nil
 	case s.Kind == AggStringAgg:
 		return types.NewVarchar(b.String()), nil
+	case s.Kind == AggArrayAgg:
+		return types.NewArray(arr), nil
 	case s.Kind == AggFirstValue:
 		return s.ElemValue(types.NewVarchar(first))
 	}
 	return s.ElemValue(types.NewVarchar(last))
+}
+
+// writeStringElem writes c copies of STRING_AGG's element with value
+// part k, each after a separator once *wrote values are written.
+func (s *AggSpec) writeStringElem(b *strings.Builder, wrote *int64, k string, c int64) error {
+	k = k[:len(k)-1] // a VARCHAR: no scale
+	for range c {
+		if *wrote > 0 && !s.SepNull {
+			b.WriteString(s.Sep)
+		}
+		if err := writeKeyString(b, k); err != nil {
+			return err
+		}
+		*wrote++
+	}
+	return nil
+}
+
+// boxElem wraps ARRAY_AGG's value in a one-element array, so that a NULL
+// is an element (list accumulators skip NULL inputs) and decodes back.
+func boxElem(v types.Value) types.Value { return types.NewArray([]types.Value{v}) }
+
+// appendArrayElem appends c copies of ARRAY_AGG's element e's value.
+func (s *AggSpec) appendArrayElem(arr []types.Value, e string, c int64) ([]types.Value, error) {
+	box, err := s.ElemValue(types.NewVarchar(e))
+	if err != nil {
+		return arr, err
+	}
+	elems := box.Elems()
+	if len(elems) != 1 {
+		return arr, errElem
+	}
+	for range c {
+		arr = append(arr, elems[0])
+	}
+	return arr, nil
 }
 
 // varcharKeyTag opens a VARCHAR key encoding (types.AppendKey), whose

@@ -48,6 +48,7 @@ func (c *Compiler) binary(e *ast.Binary) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	inferBinary(e, l.typ, r.typ)
 	switch e.Op {
 	case "AND", "OR":
 		return logic(e, l, r)
@@ -55,8 +56,25 @@ func (c *Compiler) binary(e *ast.Binary) (*node, error) {
 		return c.comparison(e, l, r)
 	case "||":
 		return concatOp(e, l, r)
+	case "->", "->>":
+		return jsonArrow(e, l, r)
 	}
 	return c.arithmetic(e.At, e.Op, l, r)
+}
+
+// inferBinary gives a prepared statement's parameter operand the type of
+// the other operand (BOOLEAN beside AND / OR, VARCHAR beside ||).
+func inferBinary(e *ast.Binary, l, r types.Type) {
+	switch e.Op {
+	case "AND", "OR":
+		l, r = types.Bool, types.Bool
+	case "||":
+		l, r = types.Varchar, types.Varchar
+	case "->", "->>":
+		r = types.Varchar
+	}
+	ast.Infer(e.L, r)
+	ast.Infer(e.R, l)
 }
 
 // logic implements three-valued AND / OR.

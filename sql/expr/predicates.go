@@ -57,6 +57,8 @@ func (c *Compiler) inList(e *ast.InList) (*node, error) {
 		if items[i], err = c.compile(le); err != nil {
 			return nil, err
 		}
+		ast.Infer(le, x.typ)
+		ast.Infer(e.X, items[i].typ)
 		if items[i], err = coerceLiteral(le.Position(), items[i], x.typ); err != nil {
 			return nil, err
 		}
@@ -125,6 +127,8 @@ func (c *Compiler) like(e *ast.Like) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	ast.Infer(e.X, types.Varchar)
+	ast.Infer(e.Pattern, types.Varchar)
 	for _, n := range []*node{x, pat} {
 		if n.typ.Kind != types.KindVarchar && !isNullType(n.typ) {
 			return nil, ast.Errorf(e.At, "LIKE needs VARCHAR operands, got %s", n.typ)

@@ -5,6 +5,7 @@
 package expr
 
 import (
+	"slices"
 	"strings"
 
 	"clink/sql/ast"
@@ -56,11 +57,34 @@ func (s *Schema) Resolve(ref *ast.ColumnRef) (int, error) {
 	}
 	if found < 0 {
 		if ref.Table != "" && !s.hasTable(ref.Table) {
-			return -1, ast.Errorf(ref.At, "unknown table or alias %s", ref.Table)
+			return -1, ast.Errorf(ref.At, "unknown table or alias %s%s", ref.Table, ast.DidYouMean(ref.Table, s.tables()))
 		}
-		return -1, ast.Errorf(ref.At, "unknown column %s", refName(ref))
+		return -1, ast.Errorf(ref.At, "unknown column %s%s", refName(ref), ast.DidYouMean(ref.Name, s.names(ref.Table)))
 	}
 	return found, nil
+}
+
+// names are the column names a reference qualified by table (or by
+// none) may name, in schema order, for "did you mean".
+func (s *Schema) names(table string) []string {
+	var out []string
+	for _, c := range s.Cols {
+		if (table == "" && !c.QualifiedOnly) || (table != "" && nameEq(c.Table, table)) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// tables are the schema's table qualifiers, in order, once each.
+func (s *Schema) tables() []string {
+	var out []string
+	for _, c := range s.Cols {
+		if c.Table != "" && !slices.Contains(out, c.Table) {
+			out = append(out, c.Table)
+		}
+	}
+	return out
 }
 
 func (s *Schema) hasTable(t string) bool {

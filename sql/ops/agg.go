@@ -96,13 +96,7 @@ func (a *Aggregate) Open(ctx *engine.OperatorContext[Change]) error {
 	if a.cfg.MiniBatch {
 		a.batch = newMiniBatch()
 	}
-	defer func() {
-		if a.batch != nil {
-			// Local only on the synchronous path: an async read issued
-			// before a flush would apply to the group's older entry.
-			a.batch.local = !a.split && len(a.globals) == 0 && a.async == nil
-		}
-	}()
+	defer a.openLocalBatch()
 	for i, s := range a.cfg.Aggs {
 		extreme := s.Kind == expr.AggMin || s.Kind == expr.AggMax
 		a.accs[i] = s.NewAccumulator()
@@ -158,7 +152,13 @@ func (a *Aggregate) ProcessHot(input int, ch Change) (bool, error) {
 	if a.split {
 		return false, nil
 	}
-	done, err := a.processHot(input, ch)
+	var done bool
+	var err error
+	if a.batch != nil && a.batch.local {
+		done, err = a.processLocalHot(input, ch)
+	} else {
+		done, err = a.processHot(input, ch)
+	}
 	if done {
 		a.noteRecord(ch) // a first record emits its own +I
 	}

@@ -10,7 +10,7 @@ import (
 	"clink/sql/types"
 )
 
-// List aggregates (STRING_AGG, FIRST_VALUE, LAST_VALUE) keep their values
+// List aggregates (STRING_AGG, ARRAY_AGG, FIRST_VALUE, LAST_VALUE) keep their values
 // as elements (expr/list_elem.go) whose byte order is the aggregate's
 // order. Over an append-only input without ORDER BY they keep only their
 // result in the group entry (expr's compact accumulators). Otherwise a
@@ -27,7 +27,7 @@ import (
 //     own. A retraction finds its row's oldest copy in the index (the
 //     first element at or after its prefix), then removes it from both
 //     (modeList).
-//   - STRING_AGG with ORDER BY, or by arrival over a retracting input: a
+//   - STRING_AGG and ARRAY_AGG with ORDER BY, or by arrival over a retracting input: a
 //     tree of the elements, read whole (every page, one batched read per
 //     level) since the result is all of them; a retraction by arrival
 //     removes its row's oldest copy found there (modeList).
@@ -40,7 +40,7 @@ import (
 // listMode chooses how the GROUP BY keeps list aggregate s, and its group
 // entry accumulator (nil for trees).
 func listMode(s *expr.AggSpec, appendOnly bool) (aggMode, expr.Accumulator) {
-	str := s.Kind == expr.AggStringAgg
+	str := s.ReadsWhole()
 	switch {
 	case appendOnly && str && s.ByArrival() && s.Distinct:
 		plain := *s
@@ -71,7 +71,7 @@ type listState struct {
 	seq     uint64     // by arrival: the next value's number
 	elems   *valueTree // the elements
 	index   *valueTree // FIRST/LAST_VALUE by arrival: (value, number)
-	scan    *treeScan  // STRING_AGG: every page of elems
+	scan    *treeScan  // STRING_AGG, ARRAY_AGG: every page of elems
 	id      string     // by arrival: the record's expr.ElemID
 	waiting bool       // a retraction by arrival: its element is not known yet
 	placed  bool       // scan: the change's path was walked from the pages
@@ -95,7 +95,7 @@ func (a *Aggregate) decodeList(s *expr.AggSpec, b []byte) (*listState, error) {
 			return nil, errAggState
 		}
 		rootA, rootB = b[k:k+int(n)], b[k+int(n):]
-		if len(rootA) == 0 || (len(rootB) == 0) == (s.ByArrival() && s.Kind != expr.AggStringAgg) {
+		if len(rootA) == 0 || (len(rootB) == 0) == (s.ByArrival() && !s.ReadsWhole()) {
 			return nil, errAggState
 		}
 	}
@@ -103,7 +103,7 @@ func (a *Aggregate) decodeList(s *expr.AggSpec, b []byte) (*listState, error) {
 	if l.elems, err = decodeTree(rootA, s.Kind == expr.AggLastValue, &a.nodes); err != nil {
 		return nil, err
 	}
-	if s.Kind == expr.AggStringAgg {
+	if s.ReadsWhole() {
 		l.scan = newTreeScan(l.elems.path[0])
 	} else if l.index, err = decodeTree(rootB, false, &a.nodes); err != nil {
 		return nil, err

@@ -4,15 +4,70 @@ import (
 	"fmt"
 
 	"clink/sql/types"
+	"clink/state"
 )
 
-// A local mini-batch (miniBatch.local: a GROUP BY on the synchronous path
-// whose aggregates all live in the group entry) keeps each pending group's entry in the batch
+// A local mini-batch (miniBatch.local: a GROUP BY whose aggregates all
+// live in the group entry) keeps each pending group's entry in the batch
 // itself, as Flink's mini-batch local aggregation does: the first record
 // of a group in a batch starts from the backend's entry, later ones
 // update the batch's copy, and the flush writes each group once and emits
 // its net change. A record of a pending group then costs one lookup in
 // the batch: no backend access, no output row.
+
+// openLocalBatch makes the mini-batch local when every aggregate lives in
+// the group entry. On the async path too: a pending group's batch entry
+// supersedes what its read returns (updateLocal), and a flush that
+// overtakes a read in flight writes the key, which the read then returns
+// (a write during a load wins, as RemoteReadBackend.fillLocked says).
+func (a *Aggregate) openLocalBatch() {
+	if a.batch == nil {
+		return
+	}
+	a.batch.local = !a.split && len(a.globals) == 0
+	a.batch.maxBytes = 0
+	a.sizeLocalBatch()
+}
+
+// sizeLocalBatch bounds a local batch on a bounded hot tier by the room
+// the tier leaves in its budget (at least an eighth of it), so that the
+// batch and the tier together hold about the budget: a state that fits
+// folds in the batch as it does on memory://, one that does not flushes
+// often and keeps the tier's bound.
+func (a *Aggregate) sizeLocalBatch() {
+	hb, ok := a.ctx.Backend.(state.HotBudgeted)
+	if !ok || a.async == nil {
+		return
+	}
+	if budget, used := hb.HotBudget(); budget > 0 {
+		a.batch.maxBytes = max(budget/8, budget-used)
+	}
+}
+
+// processLocalHot is the inline path of a local batch on the async path:
+// a pending group needs no read and a new one its hot entry; a miss
+// (false) leaves the record to the async path, which reads the entry.
+func (a *Aggregate) processLocalHot(input int, ch Change) (bool, error) {
+	key, _, err := a.keys[input].Append(a.scratch[:0], ch.Row)
+	a.scratch = key
+	if err != nil {
+		return false, nil // the async path reports it
+	}
+	i, h := a.batch.find(key)
+	var lk state.Lookup
+	if i < 0 {
+		ok := false
+		if a.hot != nil {
+			lk, ok = a.hot.GetHot(a.ctx.OpID, key)
+		}
+		if !ok {
+			a.hotMisses++
+			return false, nil
+		}
+	}
+	a.hotHits++
+	return true, a.updateLocalAt(ch, key, i, h, lk.Value, lk.Found)
+}
 
 // processPending is the synchronous path of a local batch: a record of a
 // pending group reads no backend (its entry is in the batch), a new group
@@ -75,10 +130,12 @@ func (a *Aggregate) updateLocalAt(ch Change, key []byte, i int32, h uint64, val 
 		return err
 	}
 	e := &a.batch.entries[i]
+	had := len(e.state)
 	// r.parts alias e.state: loadRec has decoded them, so it can be reused.
 	if e.state, err = a.appendGroupEntry(e.state[:0], r, n); err != nil {
 		return err
 	}
+	a.batch.bytes += int64(len(e.state) - had)
 	e.n = n
 	if a.batch.full() {
 		return a.flushLocal()
@@ -109,6 +166,7 @@ func (a *Aggregate) flushLocal() error {
 		emitNet(out, e.before, cur)
 	}
 	a.batch.reset()
+	a.sizeLocalBatch()
 	return nil
 }
 

@@ -192,6 +192,15 @@ func (b blockingGets) Get(op state.OpID, key []byte) ([]byte, bool, error) {
 // fails the test on any blocking Get: second reads must suspend.
 func runAsyncNoBlockingGets(t *testing.T, op engine.Operator[Change], in []input) *collector {
 	t.Helper()
+	out, _ := runAsyncWrapped(t, op, in, func(b state.AsyncBackend) state.AsyncBackend { return blockingGets{b, t} })
+	return out
+}
+
+// runAsyncWrapped runs op on the async path over disagg-local, its backend
+// wrapped by wrap, checkpointing every 50 inputs so committed state becomes
+// evictable, and returns the output and the runner.
+func runAsyncWrapped(t *testing.T, op engine.Operator[Change], in []input, wrap func(state.AsyncBackend) state.AsyncBackend) (*collector, *engine.Runner[Change]) {
+	t.Helper()
 	sim := async.NewSim(3, async.Fixed(time.Millisecond))
 	f, err := stateuri.Open(opPaths[1].uri, stateuri.Options{HashSeed: 9, Executor: sim, Clock: sim})
 	if err != nil {
@@ -205,7 +214,7 @@ func runAsyncNoBlockingGets(t *testing.T, op engine.Operator[Change], in []input
 	t.Cleanup(func() { inner.Close() })
 	out := &collector{}
 	r, err := engine.NewRunner[Change](op, out, engine.RunnerConfig{Name: "op", OpID: 1, Parallelism: 1,
-		Backend: blockingGets{inner.(state.AsyncBackend), t}, Clock: sim, Idle: sim.Step, MaxInFlight: 16})
+		Backend: wrap(inner.(state.AsyncBackend)), Clock: sim, Idle: sim.Step, MaxInFlight: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,5 +243,5 @@ func runAsyncNoBlockingGets(t *testing.T, op engine.Operator[Change], in []input
 	if err := r.Drain(); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return out, r
 }

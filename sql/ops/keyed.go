@@ -15,8 +15,8 @@ import (
 type applyFn func(input int, ch Change, key []byte, null bool, val []byte, found bool) error
 
 // keyed is what every keyed row operator shares: its context, the async
-// backend when the bound one defers reads (decided in Open, as the seed
-// says), the per-input key functions and the pooled async bodies.
+// backend when the bound one defers reads (decided in Open, as the design
+// in docs/engine.md says), the per-input key functions and the pooled async bodies.
 type keyed struct {
 	name     string
 	seed     uint64

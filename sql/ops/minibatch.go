@@ -24,7 +24,15 @@ type miniBatch struct {
 	// local: the batch also holds each group's state (agg_local.go), so a
 	// record of a pending group touches neither the backend nor a row.
 	local bool
+	// bytes is what the batch holds (keys, local state, per-entry
+	// overhead); a non-zero maxBytes flushes it there, so the batch stays
+	// inside the memory a bounded hot tier promises.
+	bytes, maxBytes int64
 }
+
+// foldEntryBytes is what a batch entry costs beyond its key and state:
+// the entry itself and its index slot.
+const foldEntryBytes = 160
 
 // foldEntry is a key's row before the batch (nil: none) and now (nil:
 // deleted), its key's place in keys, and the next entry whose key has the
@@ -91,11 +99,15 @@ func (m *miniBatch) add(key []byte, h uint64, e foldEntry) int32 {
 	e.keyAt, e.keyLen, e.next = int32(len(m.keys)), int32(len(key)), next
 	m.entries = append(m.entries, e)
 	m.keys = append(m.keys, key...)
+	m.bytes += int64(len(key)+len(e.state)) + foldEntryBytes
 	return i
 }
 
-// full reports whether the batch reached MiniBatchKeys keys.
-func (m *miniBatch) full() bool { return len(m.entries) >= MiniBatchKeys }
+// full reports whether the batch reached MiniBatchKeys keys or its byte
+// limit.
+func (m *miniBatch) full() bool {
+	return len(m.entries) >= MiniBatchKeys || (m.maxBytes > 0 && m.bytes >= m.maxBytes)
+}
 
 // key is entry i's key.
 func (m *miniBatch) key(i int) []byte {
@@ -108,6 +120,7 @@ func (m *miniBatch) reset() {
 	clear(m.index)
 	clear(m.entries)
 	m.entries, m.keys = m.entries[:0], m.keys[:0]
+	m.bytes = 0
 }
 
 // flush emits each key's net change, in the order the keys first changed.

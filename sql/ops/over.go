@@ -15,14 +15,18 @@ type OverFunc uint8
 
 // OVER functions.
 const (
-	OverAggregate  OverFunc = iota // SUM / COUNT / MIN / MAX / AVG over the frame
-	OverRowNumber                  // ROW_NUMBER()
-	OverLag                        // LAG(x [, offset [, default]])
-	OverFirstValue                 // FIRST_VALUE(x) of the frame
-	OverLastValue                  // LAST_VALUE(x) of the frame
-	OverRank                       // RANK(): 1 + the rows before the row's peers
-	OverDenseRank                  // DENSE_RANK(): 1 + the peer groups before the row's
-	OverLead                       // LEAD(x [, offset [, default]]) (general path only)
+	OverAggregate   OverFunc = iota // SUM / COUNT / MIN / MAX / AVG over the frame
+	OverRowNumber                   // ROW_NUMBER()
+	OverLag                         // LAG(x [, offset [, default]])
+	OverFirstValue                  // FIRST_VALUE(x) of the frame
+	OverLastValue                   // LAST_VALUE(x) of the frame
+	OverRank                        // RANK(): 1 + the rows before the row's peers
+	OverDenseRank                   // DENSE_RANK(): 1 + the peer groups before the row's
+	OverLead                        // LEAD(x [, offset [, default]]) (general path only)
+	OverPercentRank                 // PERCENT_RANK(): (RANK - 1) / (rows - 1) (general path only)
+	OverCumeDist                    // CUME_DIST(): rows up to the row's last peer / rows (general path only)
+	OverNtile                       // NTILE(Offset): the bucket of Offset near-equal ones (general path only)
+	OverNthValue                    // NTH_VALUE(x, Offset) of the frame (general path only)
 )
 
 // OverFrame is a frame ending at the current row. An unbounded frame starts
@@ -53,16 +57,16 @@ type OverCall struct {
 	Func    OverFunc
 	Agg     *expr.AggSpec // OverAggregate
 	Arg     expr.Expr     // LAG, LEAD, FIRST_VALUE, LAST_VALUE
-	Offset  int64         // LAG, LEAD
+	Offset  int64         // LAG, LEAD; NTILE's buckets, NTH_VALUE's n
 	Default expr.Expr     // LAG's and LEAD's default (nil: NULL)
-	Frame   OverFrame     // OverAggregate, FIRST_VALUE, LAST_VALUE
+	Frame   OverFrame     // OverAggregate, FIRST_VALUE, LAST_VALUE, NTH_VALUE
 }
 
 // peers reports whether the call computes one value per group of rows
 // with the same time (a RANGE frame) rather than one per row.
 func (c *OverCall) peers() bool {
 	switch c.Func {
-	case OverAggregate, OverFirstValue, OverLastValue:
+	case OverAggregate, OverFirstValue, OverLastValue, OverNthValue:
 		return c.Frame.Range
 	}
 	return false

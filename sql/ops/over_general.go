@@ -92,6 +92,9 @@ func lookahead(cfg OverGeneralConfig) (int64, bool) {
 	rank := cfg.LimitFunc == OverRank || cfg.LimitFunc == OverDenseRank
 	var ahead int64
 	for _, c := range cfg.Calls {
+		if c.sizeCall() {
+			return 0, false // every row's value depends on the partition's size
+		}
 		if c.Func == OverLead {
 			ahead = max(ahead, c.Offset)
 		}
@@ -133,7 +136,14 @@ func (o *OverGeneral) keepEnd(v *ogView) int {
 
 // frameCall reports whether the call reads a frame.
 func (c *OverCall) frameCall() bool {
-	return c.Func == OverAggregate || c.Func == OverFirstValue || c.Func == OverLastValue
+	return c.Func == OverAggregate || c.Func == OverFirstValue || c.Func == OverLastValue || c.Func == OverNthValue
+}
+
+// sizeCall reports whether the call's value depends on the partition's
+// row count (PERCENT_RANK, CUME_DIST, NTILE): a change may alter every
+// row's value.
+func (c *OverCall) sizeCall() bool {
+	return c.Func == OverPercentRank || c.Func == OverCumeDist || c.Func == OverNtile
 }
 
 // Open binds the backend and decides the path.
@@ -366,6 +376,8 @@ func (o *OverGeneral) reach(x *ogView, p int) (lo, hi int, err error) {
 	for i := range o.cfg.Calls {
 		c := &o.cfg.Calls[i]
 		switch {
+		case c.sizeCall():
+			lo, hi = 0, n-1
 		case c.Func == OverRowNumber || c.Func == OverRank || c.Func == OverDenseRank:
 			hi = n - 1
 		case c.Func == OverLag:

@@ -42,6 +42,8 @@ func (o *OverGeneral) outputs(v *ogView, lo, end int) ([]types.Row, error) {
 			for j := lo; j < end; j++ {
 				outs[j-lo][w+ci] = types.NewBigInt(v.denseRank(j))
 			}
+		case c.sizeCall():
+			o.sizeValues(c, v, lo, outs, w+ci)
 		case c.Func == OverLag || c.Func == OverLead:
 			err = o.lag(c, v, lo, outs, w+ci)
 		case c.Func == OverAggregate:
@@ -115,8 +117,40 @@ func (o *OverGeneral) lag(c *OverCall, v *ogView, lo int, outs []types.Row, col 
 	return nil
 }
 
-// frameValue fills column col with FIRST_VALUE / LAST_VALUE of each
-// row's frame.
+// sizeValues fills column col with PERCENT_RANK, CUME_DIST or NTILE,
+// which read the partition's row count (v.len(): the whole partition).
+func (o *OverGeneral) sizeValues(c *OverCall, v *ogView, lo int, outs []types.Row, col int) {
+	n := int64(v.len())
+	for k := range outs {
+		j := lo + k
+		switch c.Func {
+		case OverPercentRank:
+			pr := 0.0
+			if n > 1 {
+				pr = float64(v.peerStart(j)) / float64(n-1)
+			}
+			outs[k][col] = types.NewDouble(pr)
+		case OverCumeDist:
+			outs[k][col] = types.NewDouble(float64(v.peerEnd(j)+1) / float64(n))
+		default:
+			outs[k][col] = types.NewBigInt(ntile(int64(j), n, c.Offset))
+		}
+	}
+}
+
+// ntile is the 1-based bucket of 0-based position j of n rows split into
+// b buckets whose sizes differ by at most one, the larger ones first (as
+// PostgreSQL and SQLite split them).
+func ntile(j, n, b int64) int64 {
+	q, r := n/b, n%b
+	if j < r*(q+1) {
+		return j/(q+1) + 1
+	}
+	return r + (j-r*(q+1))/q + 1
+}
+
+// frameValue fills column col with FIRST_VALUE / LAST_VALUE / NTH_VALUE
+// of each row's frame.
 func (o *OverGeneral) frameValue(c *OverCall, v *ogView, lo int, outs []types.Row, col int) error {
 	for k := range outs {
 		s, e, err := o.frameOf(c, v, lo+k)
@@ -128,8 +162,15 @@ func (o *OverGeneral) frameValue(c *OverCall, v *ogView, lo int, outs []types.Ro
 			continue
 		}
 		at := s
-		if c.Func == OverLastValue {
+		switch c.Func {
+		case OverLastValue:
 			at = e
+		case OverNthValue:
+			if int64(e-s) < c.Offset-1 {
+				outs[k][col] = types.NullValue // the frame has fewer rows
+				continue
+			}
+			at = s + int(c.Offset-1)
 		}
 		r, err := v.row(at)
 		if err != nil {

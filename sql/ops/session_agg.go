@@ -24,6 +24,10 @@ type SessionAggConfig struct {
 	// RowtimeGroup is the group column that gets the session's rowtime
 	// (end - 1 ms: SESSION_ROWTIME, window_time) at fire; -1: none.
 	RowtimeGroup int
+	// Rows emits each session's rows with window_start, window_end and
+	// window_time appended instead of aggregates (session_rows.go): a
+	// SESSION window TVF nothing aggregates. GroupBy is then the Key.
+	Rows bool
 	// Lateness is the allowed lateness in ms (0: emit once, drop every
 	// row behind the watermark). Above 0 a fired session is kept until the
 	// watermark passes its end - 1 + Lateness, and a late row within it
@@ -263,11 +267,13 @@ func (s *SessionAggregate) advance(group types.Row, sessions []session, wm int64
 			continue
 		}
 		if !ss.fired {
-			row, err := s.result(group, ss)
+			rows, err := s.results(group, ss)
 			if err != nil {
 				return nil, false, err
 			}
-			s.agg.ctx.Output.Emit(Change{Kind: Insert, Row: row})
+			for _, row := range rows {
+				s.agg.ctx.Output.Emit(Change{Kind: Insert, Row: row})
+			}
 			ss.fired, changed = true, true
 		}
 		if satAdd(end, s.cfg.Lateness) <= wm {

@@ -33,22 +33,22 @@ func (s *SessionAggregate) lateApply() lateApply {
 // whether the merged session counts as fired.
 func (s *SessionAggregate) reemit(group types.Row, retract []session, merged session, due bool) (bool, error) {
 	out := s.agg.ctx.Output
-	var cur types.Row
+	var cur []types.Row
 	if due {
 		var err error
-		if cur, err = s.result(group, merged); err != nil {
+		if cur, err = s.results(group, merged); err != nil {
 			return false, err
 		}
 	}
-	olds := make([]types.Row, len(retract))
-	for i, ss := range retract {
-		row, err := s.result(group, ss)
+	var olds []types.Row
+	for _, ss := range retract {
+		rows, err := s.results(group, ss)
 		if err != nil {
 			return false, err
 		}
-		olds[i] = row
+		olds = append(olds, rows...)
 	}
-	if due && len(olds) == 1 && types.CompareRows(olds[0], cur) == 0 && sameKinds(olds[0], cur) {
+	if due && len(retract) == 1 && sameRows(olds, cur) {
 		return true, nil // unchanged result
 	}
 	kind := Delete
@@ -65,6 +65,8 @@ func (s *SessionAggregate) reemit(group types.Row, retract []session, merged ses
 	if len(olds) > 0 {
 		kind = UpdateAfter
 	}
-	out.Emit(Change{Kind: kind, Row: cur})
+	for _, row := range cur {
+		out.Emit(Change{Kind: kind, Row: row})
+	}
 	return true, nil
 }

@@ -21,6 +21,13 @@ type WindowAggConfig struct {
 	AggregateConfig
 	End      expr.Expr
 	Lateness int64
+	// Retracts says the input is updating (EMIT ON WINDOW CLOSE over an
+	// updating input): a retraction before its window fires takes the row
+	// back out of the accumulators (AggregateConfig.AppendOnly is then
+	// false, so every accumulator can retract); a window left empty emits
+	// nothing. The output stays append-only: once fired, a window's
+	// retractions are late and dropped.
+	Retracts bool
 }
 
 // WindowAggregate is WindowRowOp: one state entry per (group, window)
@@ -220,8 +227,12 @@ func (w *WindowAggregate) appendHead(buf []byte, h winHead) []byte {
 // update folds one on-time row into its (group, window) entry and
 // registers the entry's timers when the entry is new.
 func (w *WindowAggregate) update(_ int, ch Change, key []byte, _ bool, val []byte, found bool) error {
-	if ch.Kind.Retracts() {
+	retract := ch.Kind.Retracts()
+	if retract && !w.cfg.Retracts {
 		return fmt.Errorf("%s: a window aggregate needs an append-only input, got %s", w.agg.name, ch.Kind)
+	}
+	if retract && !found {
+		return nil // the row's insert never reached this window
 	}
 	end, err := w.cfg.End.Eval(ch.Row)
 	if err != nil {
@@ -244,8 +255,11 @@ func (w *WindowAggregate) update(_ int, ch Change, key []byte, _ bool, val []byt
 			}
 		}
 	}
-	if err := w.fold(ch.Row); err != nil {
+	if err := w.fold(ch.Row, retract); err != nil {
 		return err
+	}
+	if retract {
+		return w.store(key, h, n-1)
 	}
 	return w.store(key, h, n+1)
 }
@@ -275,15 +289,20 @@ func (w *WindowAggregate) loadEntry(row types.Row, end int64, val []byte, found 
 	return h, n, nil
 }
 
-// fold adds one row to the loaded accumulators.
-func (w *WindowAggregate) fold(row types.Row) error {
+// fold adds one row to the loaded accumulators (or, retract, takes it
+// back out).
+func (w *WindowAggregate) fold(row types.Row, retract bool) error {
 	for i, s := range w.agg.cfg.Aggs {
 		v, include, err := s.Input(row)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.agg.name, err)
 		}
 		if include {
-			if err := w.agg.accs[i].Add(v); err != nil {
+			add := w.agg.accs[i].Add
+			if retract {
+				add = w.agg.accs[i].Retract
+			}
+			if err := add(v); err != nil {
 				return fmt.Errorf("%s: %s: %w", w.agg.name, s.Call.Name, err)
 			}
 		}

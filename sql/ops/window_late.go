@@ -77,7 +77,7 @@ func (w *WindowAggregate) updateLate(ch Change, key, val []byte, found bool) err
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
 	}
-	if err := w.fold(ch.Row); err != nil {
+	if err := w.fold(ch.Row, false); err != nil {
 		return err
 	}
 	h.fired = true

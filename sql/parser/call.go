@@ -82,8 +82,17 @@ func (p *parser) finishCall(fc *ast.FuncCall) ast.Expr {
 	}
 	if p.isKw("OVER") {
 		t := p.nextTok()
+		if p.tok().val != "(" {
+			name, _ := p.ident("( or a window name")
+			fc.Over = &ast.WindowSpec{At: t.pos, Ref: name}
+			p.overRefs = append(p.overRefs, fc.Over)
+			return fc
+		}
 		p.expectOp("(")
 		fc.Over = p.windowSpec(t)
+		if fc.Over.Ref != "" {
+			p.overRefs = append(p.overRefs, fc.Over)
+		}
 		p.expectOp(")")
 	}
 	return fc
@@ -148,6 +157,9 @@ func (p *parser) position(fc *ast.FuncCall) *ast.FuncCall {
 
 func (p *parser) windowSpec(t token) *ast.WindowSpec {
 	w := &ast.WindowSpec{At: t.pos}
+	if n := p.tok(); n.kind == tIdent && (n.quoted || !windowWords[n.kw]) && n.val != ")" {
+		w.Ref, _ = p.ident("a window name")
+	}
 	if p.acceptKw("PARTITION", "BY") {
 		w.PartitionBy = p.exprList()
 	}

@@ -123,9 +123,9 @@ func (p *parser) inPredicate(t token, x ast.Expr, not bool) ast.Expr {
 
 func (p *parser) concatExpr() ast.Expr {
 	l := p.addExpr()
-	for p.isOp("||") {
+	for p.isOp("||") || p.isOp("->") || p.isOp("->>") {
 		t := p.nextTok()
-		l = &ast.Binary{At: t.pos, Op: "||", L: l, R: p.addExpr()}
+		l = &ast.Binary{At: t.pos, Op: t.val, L: l, R: p.addExpr()}
 	}
 	return l
 }

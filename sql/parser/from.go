@@ -62,11 +62,6 @@ func (p *parser) joinKind() (ast.JoinKind, bool) {
 	return 0, false
 }
 
-var windowFuncs = map[string]bool{"TUMBLE": true, "HOP": true, "CUMULATE": true, "SESSION": true}
-
-// windowArity is the allowed number of interval arguments per window.
-var windowArity = map[string][2]int{"TUMBLE": {1, 2}, "HOP": {2, 3}, "CUMULATE": {2, 3}, "SESSION": {1, 1}}
-
 func (p *parser) tablePrimary() ast.TableExpr {
 	p.enter()
 	defer p.leave()
@@ -79,10 +74,17 @@ func (p *parser) tablePrimary() ast.TableExpr {
 		w.At = t.pos
 		w.Alias = p.tableAlias()
 		return w
-	case t.kind == tIdent && !t.quoted && windowFuncs[t.kw] && p.peekN(1).val == "(":
-		w := p.risingWaveWindow()
+	case t.kind == tIdent && !t.quoted && ast.IsWindowFunc(t.kw) && p.peekN(1).val == "(":
+		var w *ast.WindowTable
+		if p.startsFlinkWindow() {
+			w = p.flinkWindow() // Flink 2's FROM TUMBLE(TABLE t, ...)
+		} else {
+			w = p.risingWaveWindow()
+		}
 		w.Alias = p.tableAlias()
 		return w
+	case t.kind == tIdent && !t.quoted && t.kw == "UNNEST" && p.peekN(1).val == "(":
+		return p.unnest(t)
 	case p.isOp("("):
 		if !p.startsQuery() || p.peekN(1).val == "(" && p.parenJoinAhead() {
 			p.i++
@@ -108,6 +110,9 @@ func (p *parser) tableAlias() string {
 		a, _ := p.ident("alias")
 		return a
 	}
+	if p.isKw("EMIT") && p.isKwAt(1, "ON") {
+		return "" // EMIT ON WINDOW CLOSE, not an alias
+	}
 	if t := p.tok(); t.kind == tIdent && (t.quoted || !ast.IsReserved(t.val)) {
 		p.i++
 		p.lastAlias = &p.toks[p.i-1]
@@ -116,83 +121,16 @@ func (p *parser) tableAlias() string {
 	return ""
 }
 
-// flinkWindow parses, after "TABLE(", the Flink form
-// TUMBLE(TABLE t [PARTITION BY k, ...], DESCRIPTOR(ts), args...).
-func (p *parser) flinkWindow() *ast.WindowTable {
-	ft := p.tok()
-	if ft.kind != tIdent || ft.quoted || !windowFuncs[ft.kw] {
-		p.fail("TUMBLE, HOP, CUMULATE or SESSION")
-	}
-	p.i++
-	w := &ast.WindowTable{Func: ft.kw}
-	p.expectOp("(")
-	p.expectKw("TABLE")
-	it := p.tok()
-	if p.isOp("(") {
-		p.i++
-		q := p.query()
-		p.expectOp(")")
-		w.Input = &ast.DerivedTable{At: it.pos, Query: q}
-	} else {
-		name, _ := p.ident("table name")
-		w.Input = &ast.TableName{At: it.pos, Name: name}
-	}
-	if p.acceptKw("PARTITION", "BY") {
-		// One key, or several in parentheses: PARTITION BY (a, b).
-		if p.acceptOp("(") {
-			w.PartitionBy = p.exprList()
-			p.expectOp(")")
-		} else {
-			w.PartitionBy = []ast.Expr{p.concatExpr()}
-		}
-	}
-	p.expectOp(",")
-	p.expectKw("DESCRIPTOR")
-	p.expectOp("(")
-	w.TimeCol = p.timeCol()
-	p.expectOp(")")
-	for p.acceptOp(",") {
-		w.Args = append(w.Args, p.expr())
+// unnest parses UNNEST(array) [WITH ORDINALITY] [AS alias [(columns)]].
+func (p *parser) unnest(t token) ast.TableExpr {
+	p.i += 2
+	u := &ast.Unnest{At: t.pos, Arg: p.expr()}
+	if p.isOp(",") {
+		p.fail(`")" (UNNEST of several arrays is not supported: one UNNEST per array)`)
 	}
 	p.expectOp(")")
-	p.checkWindowArgs(ft, w)
-	return w
-}
-
-// risingWaveWindow parses RisingWave's TUMBLE(t, ts, size) and
-// HOP(t, ts, slide, size).
-func (p *parser) risingWaveWindow() *ast.WindowTable {
-	ft := p.nextTok()
-	w := &ast.WindowTable{At: ft.pos, Func: ft.kw}
-	p.expectOp("(")
-	it := p.tok()
-	name, _ := p.ident("table name")
-	w.Input = &ast.TableName{At: it.pos, Name: name}
-	p.expectOp(",")
-	w.TimeCol = p.timeCol()
-	for p.acceptOp(",") {
-		w.Args = append(w.Args, p.expr())
-	}
-	p.expectOp(")")
-	p.checkWindowArgs(ft, w)
-	return w
-}
-
-func (p *parser) timeCol() *ast.ColumnRef {
-	e := p.expr()
-	c, ok := e.(*ast.ColumnRef)
-	if !ok {
-		p.errorAt(e.Position(), "window time attribute must be a column")
-	}
-	return c
-}
-
-// checkWindowArgs verifies the argument count: TUMBLE(size [, offset]),
-// HOP(slide, size [, offset]), CUMULATE(step, size [, offset]), SESSION(gap).
-func (p *parser) checkWindowArgs(ft token, w *ast.WindowTable) {
-	r := windowArity[w.Func]
-	lo, hi := r[0], r[1]
-	if n := len(w.Args); n < lo || n > hi {
-		p.errorAt(ft.pos, "%s takes %d to %d interval arguments after the time column, got %d", w.Func, lo, hi, n)
-	}
+	u.Ordinality = p.acceptKw("WITH", "ORDINALITY")
+	u.Alias = p.tableAlias()
+	u.Columns = p.aliasColumns(u.Alias)
+	return u
 }

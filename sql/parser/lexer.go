@@ -19,6 +19,7 @@ const (
 	tNumber         // 12, 1.5, 1e3
 	tString         // 'text' (val is unescaped)
 	tOp             // punctuation and operators
+	tParam          // $1: a prepared statement's parameter (val is the number)
 )
 
 type token struct {
@@ -37,6 +38,8 @@ func (t token) describe() string {
 		return "end of input"
 	case tString:
 		return "string " + ast.QuoteString(t.val)
+	case tParam:
+		return `"$` + t.val + `"`
 	case tIdent:
 		if t.quoted {
 			return `"\"` + t.val + `\""`
@@ -151,6 +154,14 @@ func (lx *lexer) next() (token, error) {
 		val := lx.src[lx.off+2 : lx.off+2+end]
 		lx.advance(end + 4)
 		return token{kind: tString, val: val, pos: start, end: lx.off}, nil
+	case c == '$' && isDigit(lx.peek(1)):
+		n := 1
+		for lx.off+n < len(lx.src) && isDigit(lx.src[lx.off+n]) {
+			n++
+		}
+		val := lx.src[lx.off+1 : lx.off+n]
+		lx.advance(n)
+		return token{kind: tParam, val: val, pos: start, end: lx.off}, nil
 	case c == '"' || c == '`':
 		s, err := lx.quoted(c, start, "quoted identifier")
 		if err == nil && s == "" {
@@ -158,7 +169,11 @@ func (lx *lexer) next() (token, error) {
 		}
 		return token{kind: tIdent, val: s, quoted: true, pos: start, end: lx.off}, err
 	}
-	for _, op := range []string{"<=", ">=", "<>", "!=", "||", "::", "=>"} {
+	if strings.HasPrefix(lx.src[lx.off:], "->>") {
+		lx.advance(3)
+		return token{kind: tOp, val: "->>", pos: start, end: lx.off}, nil
+	}
+	for _, op := range []string{"<=", ">=", "<>", "!=", "||", "::", "=>", "->"} {
 		if strings.HasPrefix(lx.src[lx.off:], op) {
 			lx.advance(2)
 			return token{kind: tOp, val: op, pos: start, end: lx.off}, nil

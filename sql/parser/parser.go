@@ -29,6 +29,12 @@ type parser struct {
 	// joinAhead memoises parenJoinAhead per token index, so nested
 	// lookaheads stay linear.
 	joinAhead map[int]bool
+	// params, when set (ParseParams), is shared by the statement's $N
+	// literals; planning fills in their types.
+	params *ast.Params
+	// overRefs are the window specs naming a WINDOW clause's window
+	// parsed in the current SELECT block (named_window.go).
+	overRefs []*ast.WindowSpec
 }
 
 // bail carries an *ast.Error out of the recursive descent via panic; it is
@@ -72,6 +78,32 @@ func Parse(src string) (ast.Statement, error) {
 		return stmts[0].AST, nil
 	}
 	return nil, ast.Errorf(stmts[1].AST.Position(), "expected one statement, found %d", len(stmts))
+}
+
+// ParseParams parses one statement of a prepared statement: its $1, $2,
+// ... are parameters (a LitParam literal each, planned as an untyped
+// NULL), and planning the statement records in the returned Params the
+// type each one is used as. Parse refuses a $1 when it is planned.
+func ParseParams(src string) (st ast.Statement, params *ast.Params, err error) {
+	toks, err := lex(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	params = &ast.Params{}
+	p := &parser{src: src, toks: toks, params: params}
+	defer p.recover(&err)
+	for p.acceptOp(";") {
+	}
+	if p.tok().kind == tEOF {
+		return nil, nil, ast.Errorf(ast.Pos{Line: 1, Col: 1}, "empty statement")
+	}
+	st = p.statement()
+	for p.acceptOp(";") {
+	}
+	if p.tok().kind != tEOF {
+		p.fail("end of statement")
+	}
+	return st, params, nil
 }
 
 // ParseExpr parses a standalone scalar expression.

@@ -21,6 +21,9 @@ func (p *parser) primary() ast.Expr {
 	case tString:
 		p.i++
 		return &ast.Literal{At: t.pos, Kind: ast.LitString, Val: t.val}
+	case tParam:
+		p.i++
+		return &ast.Literal{At: t.pos, Kind: ast.LitParam, Val: t.val, Params: p.params}
 	case tOp:
 		if t.val == "(" {
 			return p.parenExpr()
@@ -67,6 +70,13 @@ func (p *parser) keywordExpr(t token) ast.Expr {
 		c := &ast.Cast{At: t.pos, X: x, Type: p.typeName()}
 		p.expectOp(")")
 		return c
+	case "ARRAY":
+		if p.peekN(1).kind == tOp && p.peekN(1).val == "[" {
+			return p.arrayLit(t)
+		}
+		if p.peekN(1).kind == tOp && p.peekN(1).val == "(" {
+			p.errorAt(t.pos, "ARRAY(subquery) is not supported: use ARRAY_AGG in the subquery")
+		}
 	case "EXTRACT":
 		if p.peekN(1).val == "(" {
 			return p.extract(t)
@@ -196,4 +206,15 @@ func (p *parser) startsQuery() bool {
 		}
 		return t.kind == tIdent && !t.quoted && (t.kw == "SELECT" || t.kw == "VALUES" || t.kw == "WITH")
 	}
+}
+
+// arrayLit parses ARRAY[e, ...] (ARRAY[] is an empty array).
+func (p *parser) arrayLit(t token) ast.Expr {
+	p.i += 2
+	a := &ast.ArrayLit{At: t.pos}
+	if !p.acceptOp("]") {
+		a.Elems = p.exprList()
+		p.expectOp("]")
+	}
+	return a
 }

@@ -78,6 +78,9 @@ func (p *parser) queryPrimary() ast.SetExpr {
 }
 
 func (p *parser) selectBlock() *ast.Select {
+	outer := p.overRefs
+	p.overRefs = nil
+	defer func() { p.overRefs = outer }()
 	t := p.expectKw("SELECT")
 	s := &ast.Select{At: t.pos}
 	if p.acceptKw("DISTINCT") {
@@ -98,6 +101,14 @@ func (p *parser) selectBlock() *ast.Select {
 	}
 	if p.acceptKw("HAVING") {
 		s.Having = p.expr()
+	}
+	if p.acceptKw("WINDOW") {
+		s.Windows = p.namedWindows()
+	}
+	p.resolveWindows(s)
+	if t := p.tok(); p.acceptKw("EMIT") {
+		p.expectKw("ON", "WINDOW", "CLOSE")
+		s.EmitOnClose, s.EmitAt = true, t.pos
 	}
 	return s
 }
@@ -131,6 +142,9 @@ func (p *parser) optAlias() string {
 		return a
 	}
 	t := p.tok()
+	if p.isKw("EMIT") && p.isKwAt(1, "ON") {
+		return "" // EMIT ON WINDOW CLOSE, not an alias
+	}
 	if t.kind == tIdent && (t.quoted || !ast.IsReserved(t.val)) {
 		p.i++
 		p.lastAlias = &p.toks[p.i-1]

@@ -15,6 +15,7 @@ func TestRenderings(t *testing.T) {
 		"CASE WHEN a > 1 THEN 'x' ELSE b END || CAST(c AS VARCHAR)",
 		"x IN (1, 2, a + 3) AND NOT (y BETWEEN 1 AND z) OR w IS NULL",
 		"COUNT(DISTINCT k) FILTER (WHERE v > 0) + SUM(v) OVER (PARTITION BY k ORDER BY ts)",
+		"ARRAY[a, b + 1][2] = CARDINALITY(CAST(x AS INT[])) AND ARRAY_AGG(v ORDER BY k)[1] > 0",
 		"EXTRACT(YEAR FROM ts) = 2024 AND s LIKE 'a%' AND t.k IS NOT DISTINCT FROM u.k",
 		strings.Repeat("k + ", 300) + "k",
 	} {

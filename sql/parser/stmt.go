@@ -224,8 +224,41 @@ func (p *parser) optionValue() string {
 	return ""
 }
 
-// typeName parses a column or CAST type: NAME [NAME] [(n [, m])].
+// typeName parses a column or CAST type: a scalar type, ARRAY<T>
+// (Flink), T[] (PostgreSQL) or T ARRAY (SQL standard).
 func (p *parser) typeName() types.Type {
+	t := p.tok()
+	if t.kind == tIdent && !t.quoted && t.kw == "ARRAY" && p.peekN(1).kind == tOp && p.peekN(1).val == "<" {
+		p.i += 2
+		elem := p.typeName()
+		p.expectOp(">")
+		return p.arrayOf(t, elem)
+	}
+	ty := p.scalarTypeName()
+	for {
+		switch {
+		case p.isOp("[") && p.peekN(1).kind == tOp && p.peekN(1).val == "]":
+			p.i += 2
+		case p.isKw("ARRAY") && !(p.peekN(1).kind == tOp && p.peekN(1).val == "["):
+			p.i++
+		default:
+			return ty
+		}
+		ty = p.arrayOf(t, ty)
+	}
+}
+
+// arrayOf is ARRAY<elem>, an error at t for a nested array.
+func (p *parser) arrayOf(t token, elem types.Type) types.Type {
+	a, err := types.ArrayOf(elem)
+	if err != nil {
+		p.errorAt(t.pos, "%v", err)
+	}
+	return a
+}
+
+// scalarTypeName parses NAME [NAME] [(n [, m])].
+func (p *parser) scalarTypeName() types.Type {
 	t := p.tok()
 	if t.kind != tIdent {
 		p.fail("type name")

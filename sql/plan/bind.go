@@ -7,6 +7,7 @@ import (
 	"clink/sql/ast"
 	"clink/sql/expr"
 	"clink/sql/ops"
+	"clink/sql/types"
 )
 
 // maxViewDepth bounds view expansion (a view cannot refer to itself, but a
@@ -144,6 +145,10 @@ func castProj(s *expr.Schema, cols []expr.Column) ops.Proj {
 }
 
 func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
+	s, err := selectListUnnest(s)
+	if err != nil {
+		return nil, err
+	}
 	if len(s.DistinctOn) > 0 { // in a set operation: no ORDER BY of its own
 		return b.distinctOn(s, nil)
 	}
@@ -186,6 +191,8 @@ func (b *binder) selectBlock(s *ast.Select) (*Node, error) {
 		if n, subst, err = b.aggregate(as, n); err != nil {
 			return nil, err
 		}
+	} else if s.EmitOnClose {
+		return nil, errorf(s.EmitAt, "EMIT ON WINDOW CLOSE needs a GROUP BY over window_start or window_end of a window (it emits window aggregates)")
 	}
 	if n, subst, err = b.overWindows(s, n, subst); err != nil {
 		return nil, err
@@ -341,6 +348,10 @@ func unqualified(cols []expr.Column) []expr.Column {
 
 func constInt(e ast.Expr, what string) (int64, error) {
 	lit, ok := e.(*ast.Literal)
+	if ok && lit.Kind == ast.LitParam && lit.Params != nil {
+		ast.Infer(lit, types.BigInt) // described before it is bound: the bound statement has the number
+		return 0, nil
+	}
 	if !ok || lit.Kind != ast.LitInt {
 		return 0, errorf(e.Position(), "%s must be an integer constant", what)
 	}

@@ -92,7 +92,7 @@ func (b *binder) aggregate(s *ast.Select, n *Node) (*Node, map[string]int, error
 	if gp != nil && gp.node != nil {
 		groupingAgg(agg, gp)
 	}
-	if agg, err = b.windowAgg(agg, n, groupBy); err != nil {
+	if agg, err = b.windowAgg(agg, n, groupBy, s); err != nil {
 		return nil, nil, err
 	}
 	if err := sessionArrivalAggs(agg); err != nil {
@@ -127,7 +127,7 @@ func groupByHint(err error, _ ast.Expr, subst map[string]int) error {
 	if subst == nil || !errors.As(err, &ae) || !strings.HasPrefix(ae.Msg, "unknown column") {
 		return err
 	}
-	name := strings.TrimPrefix(ae.Msg, "unknown column ")
+	name, _, _ := strings.Cut(strings.TrimPrefix(ae.Msg, "unknown column "), " (did you mean")
 	return errorf(ae.Pos, "column %s must appear in the GROUP BY clause or be used in an aggregate function", name)
 }
 

@@ -33,6 +33,8 @@ func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
 		return n, b.correlatedOn(t, err)
 	case *ast.WindowTable:
 		return b.windowTable(t)
+	case *ast.Unnest:
+		return b.unnest(oneRow(), t)
 	}
 	return nil, errorf(t.Position(), "unsupported FROM item")
 }
@@ -53,7 +55,7 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 	}
 	v, ok := b.cat.View(t.Name)
 	if !ok {
-		return nil, errorf(t.At, "unknown table or view %s", t.Name)
+		return nil, errorf(t.At, "unknown table or view %s%s", t.Name, ast.DidYouMean(t.Name, b.relations()))
 	}
 	if b.depth >= maxViewDepth {
 		return nil, errorf(t.At, "views nest deeper than %d (a cycle?)", maxViewDepth)
@@ -73,6 +75,9 @@ func (b *binder) tableName(t *ast.TableName) (*Node, error) {
 // join plans a join: equality conjuncts between the sides become the key,
 // the rest a residual condition over the joined row.
 func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
+	if u, ok := j.Right.(*ast.Unnest); ok {
+		return b.joinUnnest(j, u, where)
+	}
 	if n, ok, err := b.lookupJoin(j, where); ok {
 		return n, err
 	}

@@ -78,6 +78,10 @@ func describeKeyless(n, l, r *Node, theta bool) {
 	}
 }
 
+// Bounded reports whether every source of the query ends, so that the
+// query does too (the REPL's \watch re-runs only such queries).
+func (q *Query) Bounded() bool { return bounded(q.Root) }
+
 // bounded reports whether every source under n ends.
 func bounded(n *Node) bool {
 	if n.Op == OpScan && n.Table != nil && !n.Table.Bounded {

@@ -70,11 +70,13 @@ func unsupportedItem(e ast.Expr) error {
 	return err
 }
 
-// overWindows plans the SELECT list's OVER calls over n: an OpOver node
-// whose extra columns substitute for the calls. Without OVER calls it
-// returns its arguments unchanged. After GROUP BY (subst non-nil) the
-// calls run over the aggregate's rows, as in PostgreSQL: their arguments,
-// PARTITION BY and ORDER BY may use group keys and aggregate calls.
+// overWindows plans the SELECT list's OVER calls over n: a chain of OVER
+// stages, one per distinct PARTITION BY / ORDER BY (in order of first
+// use), each appending its calls' columns, which substitute for the calls.
+// Without OVER calls it returns its arguments unchanged. After GROUP BY
+// (subst non-nil) the calls run over the aggregate's rows, as in
+// PostgreSQL: their arguments, PARTITION BY and ORDER BY may use group
+// keys and aggregate calls.
 func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Node, map[string]int, error) {
 	calls := overCalls(s)
 	if len(calls) == 0 {
@@ -87,13 +89,53 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 			}
 		}
 	}
-	spec := calls[0].Over
-	key := overKey(spec)
-	for _, c := range calls[1:] {
-		if overKey(c.Over) != key {
-			return nil, nil, errorf(c.At, "all OVER clauses of a SELECT must share PARTITION BY and ORDER BY")
+	out := make(map[string]int, len(subst)+len(calls))
+	for k, v := range subst {
+		out[k] = v
+	}
+	var err error
+	col := 0
+	for _, group := range overGroups(calls, b.topN[s]) {
+		if n, err = b.overStage(s, n, out, group, &col); err != nil {
+			return nil, nil, err
 		}
 	}
+	return n, out, nil
+}
+
+// overGroups splits calls by their PARTITION BY and ORDER BY, in order of
+// first use, with the group holding hint's ranking call last: a pushed
+// down top-N may only bound the chain's last stage, whose output is the
+// SELECT's.
+func overGroups(calls []*ast.FuncCall, hint topNHint) [][]*ast.FuncCall {
+	var groups [][]*ast.FuncCall
+	at := map[string]int{}
+	last := -1
+	for _, c := range calls {
+		k := overKey(c.Over)
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], c)
+		if hint.call != "" && hint.call == ast.String(c) {
+			last = i
+		}
+	}
+	if last >= 0 {
+		g := groups[last]
+		groups = append(append(groups[:last:last], groups[last+1:]...), g)
+	}
+	return groups
+}
+
+// overStage plans one OVER stage over n for calls sharing PARTITION BY
+// and ORDER BY, recording each call's column in subst; col numbers the
+// appended columns across the chain.
+func (b *binder) overStage(s *ast.Select, n *Node, subst map[string]int, calls []*ast.FuncCall, col *int) (*Node, error) {
+	spec := calls[0].Over
 	general := !watermarkOrder(spec, n) || needsGeneral(calls)
 	var info *OverInfo
 	var err error
@@ -103,29 +145,26 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 		info, err = overSpec(spec, n, subst)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	c := &expr.Compiler{Schema: n.Schema, Substitutes: subst}
 	cols := append([]expr.Column{}, n.Schema.Cols...)
-	out := make(map[string]int, len(subst)+len(calls))
-	for k, v := range subst {
-		out[k] = v
-	}
 	var text []string
-	for i, call := range calls {
+	for _, call := range calls {
 		oc, typ, err := overCall(c, call)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := rangeOffsets(call, info); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if hint, ok := b.topN[s]; ok && general && hint.call == ast.String(call) && limitFunc(oc.Func) {
 			info.Limit, info.LimitFunc = hint.limit, oc.Func
 		}
 		info.Calls = append(info.Calls, oc)
-		out[ast.String(call)] = len(cols)
-		cols = append(cols, expr.Column{Name: fmt.Sprintf("$over%d", i), Type: typ})
+		subst[ast.String(call)] = len(cols)
+		cols = append(cols, expr.Column{Name: fmt.Sprintf("$over%d", *col), Type: typ})
+		*col++
 		text = append(text, ast.String(call))
 	}
 	var parts []string
@@ -137,7 +176,7 @@ func (b *binder) overWindows(s *ast.Select, n *Node, subst map[string]int) (*Nod
 	if general {
 		generalNode(node, spec, n.AppendOnly())
 	}
-	return node, out, nil
+	return node, nil
 }
 
 // overAggSelect returns s or, when its OVER clauses' PARTITION BY or
@@ -255,8 +294,55 @@ func overCall(c *expr.Compiler, call *ast.FuncCall) (ops.OverCall, types.Type, e
 		return oc, oc.Arg.Type(), nil
 	case "LAG", "LEAD":
 		return overLag(c, call, nargs(1, 3))
+	case "PERCENT_RANK", "CUME_DIST":
+		oc.Func = ops.OverPercentRank
+		if strings.EqualFold(call.Name, "CUME_DIST") {
+			oc.Func = ops.OverCumeDist
+		}
+		return oc, types.Double, nargs(0, 0)
+	case "NTILE":
+		if err := nargs(1, 1); err != nil {
+			return oc, types.Type{}, err
+		}
+		oc.Func = ops.OverNtile
+		n, err := positiveInt(call.Args[0], "the NTILE bucket count")
+		oc.Offset = n
+		return oc, types.BigInt, err
+	case "NTH_VALUE":
+		return overNthValue(c, call, nargs(2, 2))
 	}
-	return oc, types.Type{}, errorf(call.At, "%s OVER (...) is not supported (SUM, COUNT, MIN, MAX, AVG, ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD, FIRST_VALUE, LAST_VALUE are)", call.Name)
+	return oc, types.Type{}, errorf(call.At, "%s OVER (...) is not supported (SUM, COUNT, MIN, MAX, AVG, ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE are)", call.Name)
+}
+
+// overNthValue compiles NTH_VALUE(x, n) over its frame.
+func overNthValue(c *expr.Compiler, call *ast.FuncCall, argErr error) (ops.OverCall, types.Type, error) {
+	oc := ops.OverCall{Func: ops.OverNthValue}
+	if argErr != nil {
+		return oc, types.Type{}, argErr
+	}
+	var err error
+	if oc.Frame, err = overFrame(call.At, call.Over.Frame); err != nil {
+		return oc, types.Type{}, err
+	}
+	if oc.Offset, err = positiveInt(call.Args[1], "the NTH_VALUE position"); err != nil {
+		return oc, types.Type{}, err
+	}
+	if oc.Arg, err = c.Compile(call.Args[0]); err != nil {
+		return oc, types.Type{}, err
+	}
+	return oc, oc.Arg.Type(), nil
+}
+
+// positiveInt is a constant integer argument that must be at least 1.
+func positiveInt(e ast.Expr, what string) (int64, error) {
+	n, err := constInt(e, what)
+	if lit, ok := e.(*ast.Literal); ok && lit.Kind == ast.LitParam && lit.Params != nil {
+		return 1, err // described before it is bound
+	}
+	if err == nil && n < 1 {
+		err = errorf(e.Position(), "%s must be a positive integer (got %d)", what, n)
+	}
+	return n, err
 }
 
 // overLag compiles LAG or LEAD(x [, offset [, default]]).

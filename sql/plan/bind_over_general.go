@@ -49,7 +49,8 @@ func watermarkOrder(w *ast.WindowSpec, n *Node) bool {
 }
 
 // needsGeneral reports whether a call reads rows after the current one (a
-// frame ending after it, LEAD) or has a frame that leaves the current row
+// frame ending after it, LEAD, or the partition's size: PERCENT_RANK,
+// CUME_DIST, NTILE; NTH_VALUE too, kept off the watermark path) or has a frame that leaves the current row
 // out, which only the general path computes.
 func needsGeneral(calls []*ast.FuncCall) bool {
 	for _, c := range calls {
@@ -57,8 +58,9 @@ func needsGeneral(calls []*ast.FuncCall) bool {
 			f.End.Kind == ast.Preceding || f.Start.Kind == ast.Following) {
 			return true
 		}
-		if strings.EqualFold(c.Name, "LEAD") {
-			return true
+		switch strings.ToUpper(c.Name) {
+		case "LEAD", "PERCENT_RANK", "CUME_DIST", "NTILE", "NTH_VALUE":
+			return true // they read rows after the current one (or the partition's size)
 		}
 	}
 	return false

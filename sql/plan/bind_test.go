@@ -51,6 +51,7 @@ func TestBindErrors(t *testing.T) {
 		{"SELECT FIRST_VALUE(v ORDER BY k) OVER (PARTITION BY s ORDER BY k) FROM t", "ORDER BY inside FIRST_VALUE(...) is not allowed with OVER", 31},
 		{"SELECT k, STRING_AGG(s, ',' ORDER BY COUNT(*)) FROM t GROUP BY k", "aggregate function COUNT is not allowed here", 38},
 		{"SELECT k FROM t WHERE BOOL_OR(v > 1)", "aggregate function BOOL_OR is not allowed here", 23},
+		{"SELECT k, CUMULATE(v, 1, 2) FROM t", "group window CUMULATE is not supported yet", 11},
 	}
 	c := testCatalog(t)
 	for _, tc := range cases {

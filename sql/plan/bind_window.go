@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,6 +23,10 @@ const (
 	// OpSessionAgg is a GROUP BY over a SESSION window: each (group,
 	// session) emitted once when the watermark passes the session's end.
 	OpSessionAgg
+	// OpSessionWindow is a SESSION window TVF nothing aggregates: each
+	// row emitted with its session's window columns once the watermark
+	// passes the session's end (sql/ops/session_rows.go).
+	OpSessionWindow
 )
 
 func windowOpName(k OpKind) (string, bool) {
@@ -32,6 +37,8 @@ func windowOpName(k OpKind) (string, bool) {
 		return "WindowAggregate", true
 	case OpSessionAgg:
 		return "SessionAggregate", true
+	case OpSessionWindow:
+		return "SessionWindow", true
 	case OpOver:
 		return "OverAggregate", true
 	}
@@ -61,10 +68,17 @@ type WindowInfo struct {
 	// Lateness is a window aggregate's allowed lateness in ms
 	// (bind_window_lateness.go); above 0 its output is updating.
 	Lateness int64
+	// EmitOnClose marks a window aggregate of a SELECT ... EMIT ON WINDOW
+	// CLOSE: emitted once per window (no allowed lateness), append-only
+	// even over an updating input, whose retractions it folds in.
+	EmitOnClose bool
 	// Partition lists a SESSION TVF's PARTITION BY columns (indices into
 	// the window node's columns), at PartitionAt; nil when none is given.
 	Partition   []int
 	PartitionAt ast.Pos
+	// At is where the window function is written, for errors the build
+	// finds (a SESSION window's rows without a watermark).
+	At ast.Pos
 }
 
 // windowTable plans TUMBLE / HOP / CUMULATE in FROM.
@@ -126,7 +140,7 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	}
 	ms := make([]int64, len(args))
 	for i, a := range args {
-		if ms[i], err = intervalMs(a); err != nil {
+		if ms[i], err = windowArgMs(a, fn, windowParamName(fn, i)); err != nil {
 			return nil, err
 		}
 	}
@@ -156,7 +170,7 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 		cols = append(cols, expr.Column{Table: qual, Name: rowtime, Type: types.Timestamp})
 	}
 	return &Node{Op: OpWindow, Inputs: []*Node{in}, Schema: expr.NewSchema(cols...),
-		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), Rowtime: rowtime != "",
+		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), Rowtime: rowtime != "", At: at,
 			StartGroup: -1, EndGroup: -1, RowtimeGroup: -1},
 		Detail: fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))}, nil
 }
@@ -177,18 +191,47 @@ func argText(args []ast.Expr) string {
 	return strings.Join(s, ", ")
 }
 
-// intervalMs evaluates a constant INTERVAL argument.
-func intervalMs(a ast.Expr) (int64, error) {
+// windowParamNames names each window function's interval arguments in
+// order, for errors.
+var windowParamNames = map[string][]string{
+	"TUMBLE": {"SIZE", "OFFSET"}, "HOP": {"SLIDE", "SIZE", "OFFSET"},
+	"CUMULATE": {"STEP", "SIZE", "OFFSET"}, "SESSION": {"GAP"},
+}
+
+func windowParamName(fn string, i int) string {
+	if names := windowParamNames[fn]; i < len(names) {
+		return names[i]
+	}
+	return "argument"
+}
+
+// windowArgMs evaluates window function fn's constant INTERVAL argument
+// param.
+func windowArgMs(a ast.Expr, fn, param string) (int64, error) {
 	e, err := expr.Compile(a, expr.NewSchema())
-	if err != nil {
-		return 0, err
+	if err != nil { // a column or anything else not constant
+		return 0, errorf(a.Position(), "%s %s must be a constant INTERVAL, got %s (%s)", fn, param, ast.String(a), errMsg(err))
 	}
 	v, err := e.Eval(nil)
 	if err != nil {
 		return 0, errorf(a.Position(), "%v", err)
 	}
 	if v.Kind() != types.KindInterval {
-		return 0, errorf(a.Position(), "window size must be a constant INTERVAL, got %s", ast.String(a))
+		return 0, errorf(a.Position(), "%s %s must be a constant INTERVAL, got %s", fn, param, ast.String(a))
 	}
 	return v.Int(), nil
+}
+
+// intervalMs evaluates a constant INTERVAL argument.
+func intervalMs(a ast.Expr) (int64, error) {
+	return windowArgMs(a, "window", "size")
+}
+
+// errMsg is err's message without its position.
+func errMsg(err error) string {
+	var pe *ast.Error
+	if errors.As(err, &pe) {
+		return pe.Msg
+	}
+	return err.Error()
 }

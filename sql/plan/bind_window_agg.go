@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"errors"
 	"strings"
 
 	"clink/engine"
@@ -117,11 +116,23 @@ func firstArg(c *ast.FuncCall) ast.Expr {
 // its window_start, window_end or rowtime (traced through projections,
 // renames and filters between the window and the aggregate), into an
 // emit-once window aggregate (updating when it has an allowed lateness).
-// Any other aggregate stays a continuously updating one.
-func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) (*Node, error) {
+// Any other aggregate stays a continuously updating one. With EMIT ON
+// WINDOW CLOSE the input may be updating (emitOnClose), and an aggregate
+// that cannot emit per window is an error.
+func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr, s *ast.Select) (*Node, error) {
+	if s.EmitOnClose {
+		return b.emitOnClose(agg, in, groups, s.EmitAt)
+	}
 	if !in.AppendOnly() {
 		return agg, nil
 	}
+	return b.windowAggOf(agg, in, groups, true)
+}
+
+// windowAggOf is windowAgg's planning of a window aggregate (with the
+// allowed lateness when lateness is set), agg itself when it groups by no
+// watermarked window's columns.
+func (b *binder) windowAggOf(agg, in *Node, groups []ast.Expr, lateness bool) (*Node, error) {
 	var w *Node
 	info := WindowInfo{StartGroup: -1, EndGroup: -1, RowtimeGroup: -1}
 	var startIn, endIn, rowIn int
@@ -181,10 +192,41 @@ func (b *binder) windowAgg(agg, in *Node, groups []ast.Expr) (*Node, error) {
 			return nil, err
 		}
 	}
+	if !lateness {
+		return &c, nil
+	}
 	if info.Lateness = b.windowLateness(w); info.Lateness > 0 {
 		c.Detail = strings.TrimPrefix(c.Detail+"; "+latenessDetail(info.Lateness), "; ")
 	}
 	return &c, nil
+}
+
+// emitOnClose plans a SELECT ... EMIT ON WINDOW CLOSE: its aggregate must
+// become a TUMBLE / HOP / CUMULATE window aggregate (a watermarked window
+// grouped by its window columns); over an updating input it folds the
+// retractions in until the window fires. The allowed lateness does not
+// apply: each window is emitted once.
+func (b *binder) emitOnClose(agg, in *Node, groups []ast.Expr, at ast.Pos) (*Node, error) {
+	bad := errorf(at, "EMIT ON WINDOW CLOSE needs a GROUP BY over window_start or window_end of a TUMBLE, HOP or CUMULATE window whose time column has a WATERMARK")
+	if agg.Op != OpAggregate || agg.Grouping != nil {
+		return nil, bad
+	}
+	w, err := b.windowAggOf(agg, in, groups, false)
+	if err != nil {
+		return nil, err
+	}
+	if w.Op != OpWindowAgg {
+		if w.Op == OpSessionAgg {
+			return nil, errorf(at, "EMIT ON WINDOW CLOSE over a SESSION window is not supported yet (a session aggregate already emits once per session over an append-only input)")
+		}
+		return nil, bad
+	}
+	w.Window.EmitOnClose = true
+	w.Detail = strings.TrimPrefix(w.Detail+"; emit on window close", "; ")
+	if !in.AppendOnly() {
+		w.Detail += " (updating input: retractions fold in until the window fires)"
+	}
+	return w, nil
 }
 
 // sessionKeyText is what EXPLAIN shows as a session aggregate's key: the
@@ -259,7 +301,7 @@ func (p plusMs) Eval(r types.Row) (types.Value, error) {
 func (b *builder) window(n *Node, ins []int) (int, error) {
 	if n.Op == OpWindow {
 		if n.Window.Spec.Kind == ops.Session && !n.Window.Sessioned {
-			return 0, errors.New("a SESSION window must be grouped by its window_start/window_end (or GROUP BY SESSION(...)) over a time column with a WATERMARK and an append-only input")
+			return b.sessionRows(n, ins)
 		}
 		i := ins[0]
 		tvf := &ops.WindowTVF{Name: "window", TimeCol: n.Window.TimeCol, Spec: n.Window.Spec, Rowtime: n.Window.Rowtime}
@@ -274,8 +316,10 @@ func (b *builder) window(n *Node, ins []int) (int, error) {
 	if n.Op == OpSessionAgg {
 		return b.sessionAgg(n, ins), nil
 	}
-	cfg := ops.WindowAggConfig{End: n.Window.End, Lateness: n.Window.Lateness, AggregateConfig: ops.AggregateConfig{Name: "window-agg",
-		GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed, AppendOnly: true}}
+	retracts := !n.Inputs[0].AppendOnly()
+	cfg := ops.WindowAggConfig{End: n.Window.End, Lateness: n.Window.Lateness, Retracts: retracts,
+		AggregateConfig: ops.AggregateConfig{Name: "window-agg", GroupBy: n.GroupBy, Aggs: n.Aggs, HashSeed: b.opts.HashSeed,
+			AppendOnly: !retracts}}
 	return b.keyed(n, ins, "window-agg", []ops.KeyFn{{Exprs: n.GroupBy}}, func(int) engine.Operator[ops.Change] {
 		return ops.NewWindowAggregate(cfg)
 	}), nil

@@ -14,7 +14,7 @@ import (
 // named by WATERMARK FOR, the same column passed unchanged through
 // projections, renames, filters, subqueries, views and UNION ALL (every
 // branch a time attribute), the input columns of a window stage, an OVER
-// stage and a window's rowtime (window_time, TUMBLE_ROWTIME, ...) grouped
+// or UNNEST stage and a window's rowtime (window_time, TUMBLE_ROWTIME, ...) grouped
 // by an emit-once window aggregate. Windows, OVER and interval joins only
 // become event-time operators over a time attribute; anything computed
 // from one (ts + INTERVAL ..., CAST) is a plain TIMESTAMP, as in Flink.
@@ -57,7 +57,7 @@ func timeAttr(n *Node, idx int) bool {
 				return false
 			}
 			n = w
-		case OpOver:
+		case OpOver, OpUnnest:
 			if idx >= len(n.Inputs[0].Schema.Cols) {
 				return false
 			}

@@ -40,6 +40,16 @@ func (b *binder) cte(name string) *cteScope {
 	return nil
 }
 
+// relations are the names a FROM item may reference here: the CTEs in
+// scope (innermost first), then the catalog's tables and views.
+func (b *binder) relations() []string {
+	var out []string
+	for s := b.ctes; s != nil; s = s.parent {
+		out = append(out, s.cte.Name)
+	}
+	return append(append(out, b.cat.Tables()...), b.cat.Views()...)
+}
+
 // cteRef plans a FROM reference to a CTE: its query in its own scope,
 // renamed by its column list and qualified by the alias (or its name).
 func (b *binder) cteRef(t *ast.TableName, s *cteScope) (*Node, error) {

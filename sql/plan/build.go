@@ -151,6 +151,8 @@ func (b *builder) stage(n *Node, ins []int) (int, error) {
 		return b.setOrSemi(n, ins), nil
 	case OpUpsert:
 		return b.upsertStage(n, ins)
+	case OpUnnest:
+		return b.unnestStage(n, ins), nil
 	}
 	return 0, fmt.Errorf("plan: unknown operator %v", n.Op)
 }

@@ -31,6 +31,11 @@ func (b *builder) guard(n *Node) *Node {
 	c.LeftKeys = r.DropOnErrorAll(n.LeftKeys, op+" key")
 	c.RightKeys = r.DropOnErrorAll(n.RightKeys, op+" key")
 	c.Cond = r.NonStrict(n.Cond, op+" condition")
+	if n.Unnest != nil {
+		u := *n.Unnest
+		u.Arg = r.NonStrict(u.Arg, op+" argument")
+		c.Unnest = &u
+	}
 	if n.Over != nil {
 		o := *n.Over
 		o.Partition = r.DropOnErrorAll(o.Partition, op+" PARTITION BY key")

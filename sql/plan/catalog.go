@@ -334,7 +334,7 @@ func (c *Catalog) Describe(name string, at ast.Pos) ([][]string, error) {
 		}
 		return rows, nil
 	}
-	return nil, ast.Errorf(at, "unknown table or view %s", name)
+	return nil, ast.Errorf(at, "unknown table or view %s%s", name, ast.DidYouMean(name, append(c.Tables(), c.Views()...)))
 }
 
 func errorf(pos ast.Pos, format string, args ...any) error {

@@ -46,12 +46,15 @@ func (k OpKind) String() string {
 	if name, ok := upsertOpName(k); ok {
 		return name
 	}
+	if name, ok := unnestOpName(k); ok {
+		return name
+	}
 	return [...]string{"Scan", "Calc", "Aggregate", "EquiJoin", "Distinct", "Union", "SetOp", "SemiJoin"}[k]
 }
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpSessionAgg || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin ||
+	return k == OpWindowAgg || k == OpSessionAgg || k == OpSessionWindow || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin ||
 		k == OpOverGeneral || k == OpGroupTopN || k == OpUpsert
 }
 
@@ -83,6 +86,7 @@ type Node struct {
 	Interval *IntervalInfo // IntervalJoin (bind_interval_join.go)
 
 	Grouping *GroupingInfo // Aggregate over an Expand (bind_grouping.go)
+	Unnest   *UnnestInfo   // Unnest (bind_unnest.go)
 	// Updating marks a Scan whose table retracts (values_dml.go), and an
 	// Upsert (upsert.go).
 	Updating bool
@@ -121,6 +125,9 @@ func (n *Node) AppendOnly() bool {
 	case OpWindowAgg, OpSessionAgg:
 		if n.Window.Lateness > 0 { // late rows update fired windows
 			return false
+		}
+		if n.Window.EmitOnClose {
+			return true // each window once, whatever the input
 		}
 	case OpJoin:
 		if n.JoinKind != ops.InnerJoin {

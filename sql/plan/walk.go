@@ -52,6 +52,10 @@ func walk(e ast.Expr, f func(ast.Expr) bool) {
 	case *ast.Index:
 		walk(e.X, f)
 		walk(e.Index, f)
+	case *ast.ArrayLit:
+		for _, x := range e.Elems {
+			walk(x, f)
+		}
 	case *ast.FuncCall:
 		for _, a := range e.Args {
 			walk(a, f)
@@ -61,12 +65,6 @@ func walk(e ast.Expr, f func(ast.Expr) bool) {
 		}
 		walk(e.Filter, f)
 	}
-}
-
-var windowFuncs = map[string]bool{
-	"TUMBLE": true, "HOP": true, "SESSION": true, "CUMULATE": true,
-	"TUMBLE_START": true, "TUMBLE_END": true, "TUMBLE_ROWTIME": true, "HOP_START": true, "HOP_END": true,
-	"SESSION_START": true, "SESSION_END": true,
 }
 
 // unsupported returns a positioned "not supported yet" error for the first
@@ -86,7 +84,7 @@ func unsupported(e ast.Expr) error {
 			switch {
 			case x.Over != nil:
 				err = errorf(x.At, "%s OVER (...): window functions are not supported yet", x.Name)
-			case windowFuncs[x.Name] && !legacyWindowFunc(x.Name):
+			case ast.IsWindowFunc(x.Name) && !legacyWindowFunc(x.Name):
 				err = errorf(x.At, "group window %s is not supported yet", x.Name)
 			}
 		}

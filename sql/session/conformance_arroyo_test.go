@@ -110,8 +110,7 @@ var arroyoCases = []arroyoCase{
 		issue: "none open (user-defined async functions)"},
 	{name: "udaf", status: arroyoUnsupported, at: "my_median(", msg: "unknown function MY_MEDIAN",
 		issue: "none open (user-defined aggregate functions)"},
-	{name: "unnest_in_view", status: arroyoUnsupported, at: "array_agg(", msg: "ARRAY_AGG is not supported yet (arrays: issue 19)",
-		issue: "19 (item 6: ARRAY_AGG, UNNEST)"},
+	{name: "unnest_in_view"},
 
 	// inputs that are neither shared nor reproducible
 	{name: "nexmark_q5", status: arroyoNoInput},

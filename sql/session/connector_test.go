@@ -79,8 +79,11 @@ SELECT * FROM TUMBLE(t, a, INTERVAL '1' SECOND);`},
 		{"err_intersect", `CREATE TABLE t (a INT);
 SELECT a FROM t INTERSECT SELECT a, a FROM t;`},
 		{"err_connector", `CREATE TABLE t (a INT) WITH (connector = 'pulsar');`},
-		{"err_array_agg", `CREATE TABLE t (a INT, b VARCHAR);
-SELECT b, STRING_AGG(b, ',' ORDER BY a), ARRAY_AGG(a) FROM t GROUP BY b;`},
+		{"arrays", `CREATE TABLE c (id INT, xs BIGINT[], tags ARRAY<VARCHAR>) WITH (connector = 'csv', path = 'arrays.csv', header = 'true', on_error = 'skip');
+CREATE TABLE j (id INT, xs INT ARRAY, tags VARCHAR[]) WITH (connector = 'jsonl', path = 'arrays.jsonl', on_error = 'skip');
+DESCRIBE c;
+SELECT c.id, c.xs, c.tags, j.xs, j.tags, CARDINALITY(j.tags), j.xs[2] FROM c JOIN j ON c.id = j.id ORDER BY c.id;
+SELECT ARRAY_AGG(id ORDER BY id DESC), ARRAY_AGG(tags[1]) FROM c;`},
 		{"err_nexmark", `CREATE TABLE bid (auction BIGINT, nope INT) WITH (connector = 'nexmark');`},
 		{"explain", `CREATE TABLE a (id BIGINT, cat BIGINT) WITH (connector = 'values');
 CREATE TABLE b (auction BIGINT, price BIGINT) WITH (connector = 'values');

@@ -56,8 +56,8 @@ func TestDifferentialSessions(t *testing.T) {
 	}
 }
 
-// TestSessionErrors: a SESSION window nothing aggregates, or one over a
-// column without a watermark, is an error, not per-row windows; so is a
+// TestSessionErrors: a SESSION window over a column without a watermark
+// is an error (its rows, aggregated or not, wait for one); so is a
 // TVF PARTITION BY the GROUP BY does not match exactly (Flink's rule: the
 // sessions would otherwise be per group key, not per partition), with
 // its position.
@@ -72,8 +72,8 @@ CREATE TABLE nw (k BIGINT, ts TIMESTAMP(3)) WITH (connector = 'values');`
 		q, at string // at: where the error points (its first occurrence in q); "" for anywhere
 		msg   string
 	}{
-		{`SELECT * FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))`, "", "SESSION"},
-		{`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`, "", "SESSION"},
+		{`SELECT * FROM TABLE(SESSION(TABLE nw, DESCRIPTOR(ts), INTERVAL '1' SECOND))`, "TABLE(SESSION", "a SESSION window needs a time column with a WATERMARK"},
+		{`SELECT k, COUNT(*) FROM nw GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)`, "SESSION(", "a SESSION window needs a time column with a WATERMARK"},
 		{`SELECT k, COUNT(*) FROM ev GROUP BY k, SESSION(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND)`, "", "SESSION"},
 		{`SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end`,
 			"k, DESC", "SESSION PARTITION BY columns must all be in the GROUP BY"},

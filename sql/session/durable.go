@@ -71,7 +71,8 @@ type runChoice struct {
 	uri     string
 	run     int
 	restore state.CheckpointID
-	latest  state.CheckpointID // the run's newest checkpoint when chosen
+	latest  state.CheckpointID // the run's newest checkpoint when chosen (state.LatestDamaged: unknown)
+	damaged error              // the run's pointer to its newest checkpoint is damaged
 }
 
 // ParseRestore reads a --restore value: "latest", or a checkpoint id.
@@ -92,24 +93,26 @@ func ParseRestore(s string) (latest bool, id state.CheckpointID, err error) {
 // chooseRun probes runs 1, 2, ... of query name for their newest
 // checkpoint. A fresh start takes the first run without one; a resume
 // takes the newest run that has one (restoring its latest or the given
-// checkpoint), or starts fresh if there is none and latest was asked.
-func (s *Session) chooseRun(ctx context.Context, name, resume string) (runChoice, error) {
+// checkpoint), or starts fresh if there is none and latest was asked. A
+// run whose CURRENT is damaged has checkpoints but no known latest: it
+// restores by id only, and --restore latest fails naming the ids.
+func (s *Session) chooseRun(ctx context.Context, base, name, resume string) (runChoice, error) {
 	latest, id, err := ParseRestore(resume)
 	if err != nil {
 		return runChoice{}, err
 	}
 	var last runChoice
 	for run := 1; run <= maxRuns; run++ {
-		uri, err := QueryURI(s.cfg.StateURI, name, run)
+		uri, err := QueryURI(base, name, run)
 		if err != nil {
 			return runChoice{}, err
 		}
-		ckpt, err := latestOf(ctx, uri, s.cfg)
+		ckpt, damaged, err := latestOf(ctx, uri, s.cfg)
 		if err != nil {
 			return runChoice{}, fmt.Errorf("query %s run %d: %w", name, run, err)
 		}
 		if ckpt > 0 {
-			last = runChoice{uri: uri, run: run, restore: ckpt, latest: ckpt}
+			last = runChoice{uri: uri, run: run, restore: ckpt, latest: ckpt, damaged: damaged}
 			continue
 		}
 		switch {
@@ -117,8 +120,10 @@ func (s *Session) chooseRun(ctx context.Context, name, resume string) (runChoice
 			return runChoice{uri: uri, run: run}, nil
 		case last.run == 0:
 			return runChoice{}, fmt.Errorf("restore checkpoint %d: query %s has no checkpoints", id, name)
+		case last.damaged != nil && latest:
+			return runChoice{}, fmt.Errorf("restore latest: query %s run %d: %w", name, last.run, last.damaged)
 		case id != 0:
-			if id > last.restore {
+			if last.damaged == nil && id > last.restore {
 				return runChoice{}, fmt.Errorf("restore checkpoint %d: query %s's newest checkpoint is %d", id, name, last.restore)
 			}
 			last.restore = id
@@ -128,16 +133,20 @@ func (s *Session) chooseRun(ctx context.Context, name, resume string) (runChoice
 	return runChoice{}, fmt.Errorf("query %s: more than %d runs under one state prefix", name, maxRuns)
 }
 
-// latestOf opens uri's pool and asks for its newest checkpoint.
-func latestOf(ctx context.Context, uri string, cfg Config) (state.CheckpointID, error) {
+// latestOf opens uri's pool and asks for its newest checkpoint. A
+// damaged CURRENT is returned as damaged, with state.LatestDamaged.
+func latestOf(ctx context.Context, uri string, cfg Config) (id state.CheckpointID, damaged, err error) {
 	f, err := stateuri.Open(uri, stateuri.Options{HashSeed: cfg.HashSeed})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer f.Close()
-	id, err := f.Pool().Latest(ctx)
-	if err != nil && !errors.Is(err, state.ErrNoCheckpoint) {
-		return 0, err
+	id, err = f.Pool().Latest(ctx)
+	switch {
+	case errors.Is(err, state.ErrCorrupt):
+		return state.LatestDamaged, err, nil
+	case err != nil && !errors.Is(err, state.ErrNoCheckpoint):
+		return 0, nil, err
 	}
-	return id, nil
+	return id, nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -117,4 +118,39 @@ func intervalOracle(t *testing.T, tables map[string][][3]any) *sql.DB {
 		}
 	}
 	return db
+}
+
+// sqliteOrderBy is an ORDER BY list closed by a parenthesis: an ordered
+// aggregate's or a window's.
+var sqliteOrderBy = regexp.MustCompile(`ORDER BY ([^()]*)\)`)
+
+// pgNulls spells out PostgreSQL's NULL order (last ascending, first
+// descending), which clink follows, in every parenthesised ORDER BY of
+// SQLite queries: SQLite sorts NULLs first ascending.
+func pgNulls(qs []string) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = sqliteOrderBy.ReplaceAllStringFunc(q, func(m string) string {
+			list, rest := m[len("ORDER BY "):len(m)-1], ""
+			for _, clause := range []string{" LIMIT ", " ROWS ", " RANGE "} {
+				if i := strings.Index(list, clause); i >= 0 {
+					list, rest = list[:i], list[i:]
+				}
+			}
+			keys := strings.Split(list, ",")
+			for j, k := range keys {
+				k = strings.TrimSpace(k)
+				switch {
+				case strings.Contains(k, "NULLS"):
+				case strings.HasSuffix(k, " DESC"):
+					k += " NULLS FIRST"
+				default:
+					k += " NULLS LAST"
+				}
+				keys[j] = k
+			}
+			return "ORDER BY " + strings.Join(keys, ", ") + rest + ")"
+		})
+	}
+	return out
 }

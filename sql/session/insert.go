@@ -20,7 +20,7 @@ import (
 func (s *Session) insert(ctx context.Context, st *ast.Insert) (*Result, error) {
 	t, ok := s.cat.Table(st.Table)
 	if !ok {
-		return nil, ast.Errorf(st.At, "unknown table %s", st.Table)
+		return nil, ast.Errorf(st.At, "unknown table %s%s", st.Table, ast.DidYouMean(st.Table, s.cat.Tables()))
 	}
 	cols, err := targetColumns(t, st)
 	if err != nil {
@@ -114,6 +114,7 @@ func (s *Session) insertQuery(ctx context.Context, t *connector.Table, cols []in
 		return nil, err
 	}
 	defer h.Close()
+	notifyStarted(ctx, h)
 	if len(h.Columns) != len(cols) {
 		return nil, ast.Errorf(st.Query.At, "query has %d columns, table %s takes %d", len(h.Columns), t.Name, len(cols))
 	}
@@ -202,6 +203,7 @@ func (s *Session) insertStaged(ctx context.Context, t *connector.Table, cols []i
 		return nil, err
 	}
 	defer h.Close()
+	notifyStarted(ctx, h)
 	if err := h.waitEnd(ctx); err != nil {
 		return nil, err
 	}

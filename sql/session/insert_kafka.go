@@ -18,7 +18,7 @@ func (s *Session) insertKafka(ctx context.Context, t *connector.Table, cols []in
 		if err := connector.KafkaSinkCheck(t, !h.Plan.Root.AppendOnly()); err != nil {
 			return nil, "", ast.Errorf(st.At, "%v", err)
 		}
-		ks, err := connector.OpenKafkaSink(t, h.CheckpointName(), h.restoredFrom, Durable(s.cfg.StateURI))
+		ks, err := connector.OpenKafkaSink(t, h.CheckpointName(), h.restoredFrom, Durable(s.cfg.StateURI), h.kafkaOutage())
 		if err != nil {
 			return nil, "", err
 		}

@@ -10,7 +10,7 @@ import (
 // the stepped driver's Idle, the clock, and the handle's closers (each
 // lookup stage's client is closed with the query).
 func (h *Handle) lookupEnv() ops.LookupEnv {
-	cfg := h.s.cfg
+	cfg := h.cfg
 	return ops.LookupEnv{
 		Open: cfg.LookupHTTP, Idle: cfg.Idle, Clock: cfg.Clock,
 		OnClose: func(f func() error) { h.onClose = append(h.onClose, f) },

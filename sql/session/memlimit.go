@@ -131,7 +131,7 @@ func (g *memGovernor) close() error {
 // asks for it and the user did not set GOMEMLIMIT; a memory:// query gets
 // gcPercentInMemory instead.
 func (h *Handle) applyMemoryLimit() {
-	if !h.s.cfg.SoftMemoryLimit || os.Getenv("GOMEMLIMIT") != "" {
+	if !h.cfg.SoftMemoryLimit || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	if b := h.HotBudget(); b > 0 {

@@ -14,12 +14,15 @@ import (
 )
 
 // ckptWatch follows a query's checkpoints: the completed ones (across
-// restores), when one last completed, and the failure that stops the query
+// restores), since when one has been pending, and the failure that stops the query
 // (an outage longer than Config.MaxOutage, or a sink that cannot publish).
 type ckptWatch struct {
-	mu      sync.Mutex
-	clock   async.Clock
-	lastOK  time.Time
+	mu    sync.Mutex
+	clock async.Clock
+	// attempt is when the first checkpoint since the last completed one
+	// was triggered (zero: none is pending): an outage is measured from
+	// it, so a long quiet stretch without checkpoints is not one.
+	attempt time.Time
 	lastID  state.CheckpointID
 	lastErr error
 	// failures counts failed checkpoints across restores.
@@ -36,7 +39,16 @@ func (w *ckptWatch) start(clock async.Clock) {
 	if clock == nil {
 		clock = async.RealClock{}
 	}
-	w.clock, w.lastOK, w.fail, w.failed = clock, clock.Now(), nil, make(chan struct{})
+	w.clock, w.attempt, w.fail, w.failed = clock, time.Time{}, nil, make(chan struct{})
+}
+
+// attempted notes a triggered checkpoint.
+func (w *ckptWatch) attempted() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.attempt.IsZero() && w.clock != nil {
+		w.attempt = w.clock.Now()
+	}
 }
 
 // setFail records the first failure and wakes the ticker.
@@ -47,6 +59,16 @@ func (w *ckptWatch) setFail(err error) {
 		w.fail = err
 		close(w.failed)
 	}
+}
+
+// now is the query's clock's time.
+func (w *ckptWatch) now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.clock == nil {
+		return time.Now()
+	}
+	return w.clock.Now()
 }
 
 func (w *ckptWatch) failure() error {
@@ -100,7 +122,7 @@ func (h *Handle) checkpointDone(info engine.CheckpointInfo) {
 		w.lastErr = info.Err
 		w.failures++
 		w.mu.Unlock()
-		if f := h.s.cfg.OnCheckpointFailed; f != nil {
+		if f := h.cfg.OnCheckpointFailed; f != nil {
 			f(h.CheckpointName(), info.ID, info.Err)
 		}
 		if err := h.stopOnCommit(info); err != nil {
@@ -109,9 +131,7 @@ func (h *Handle) checkpointDone(info engine.CheckpointInfo) {
 		return
 	}
 	w.mu.Lock()
-	if w.clock != nil {
-		w.lastOK = w.clock.Now()
-	}
+	w.attempt = time.Time{}
 	w.lastID, w.lastErr = info.ID, nil
 	w.done = append(w.done, info.ID)
 	w.mu.Unlock()
@@ -140,7 +160,7 @@ func (h *Handle) dirtyPressure() {
 // fails it (via cancel) when no checkpoint completed for Config.MaxOutage
 // or a sink could not publish.
 func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
-	cfg := h.s.cfg
+	cfg := h.cfg
 	var tc <-chan time.Time
 	if cfg.CheckpointInterval > 0 {
 		t := time.NewTicker(cfg.CheckpointInterval)
@@ -164,17 +184,18 @@ func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
 			early = true
 		}
 		retry = nil
-		if early {
-			// A backend's dirty entries near its hot budget: checkpoint
-			// now (once the one in flight completes) so they can be
-			// evicted.
-			if _, _, err := h.trigger(); errors.Is(err, ErrCheckpointInProgress) {
-				retry = time.After(pressureRetry)
-			}
-			continue
-		}
+		paused := h.checkOutpaced()
 		if err := h.outage(); err != nil {
 			h.ckpt.setFail(err)
+			continue
+		}
+		if early || paused {
+			// A backend's dirty entries near its hot budget: checkpoint
+			// now (once the one in flight completes) so they can be
+			// evicted; paused sources are looked at again soon.
+			if _, _, err := h.trigger(); errors.Is(err, ErrCheckpointInProgress) || paused {
+				retry = time.After(pressureRetry)
+			}
 			continue
 		}
 		_, _, _ = h.trigger() // overlapping or after the end: skip this tick
@@ -183,14 +204,17 @@ func (h *Handle) tick(ctx context.Context, cancel context.CancelFunc) {
 
 // outage reports an error once no checkpoint completed for MaxOutage.
 func (h *Handle) outage() error {
-	limit := h.s.cfg.MaxOutage
+	limit := h.cfg.MaxOutage
 	if limit <= 0 {
 		return nil
 	}
 	w := &h.ckpt
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	since := w.clock.Now().Sub(w.lastOK)
+	if w.attempt.IsZero() {
+		return nil // no checkpoint pending: nothing is failing
+	}
+	since := w.clock.Now().Sub(w.attempt)
 	if since <= limit {
 		return nil
 	}
@@ -201,14 +225,14 @@ func (h *Handle) outage() error {
 	return outageError(since, limit, cause, max(w.lastID, h.restoredFrom))
 }
 
-// outageError is the error that stops a query whose remote tier was down
+// outageError is the error that stops a query whose state store was down
 // for longer than limit: it names the cause and the intact checkpoint.
 func outageError(since, limit time.Duration, cause string, last state.CheckpointID) error {
 	intact := "no checkpoint was completed yet"
 	if last > 0 {
 		intact = fmt.Sprintf("checkpoint %d is intact: rerun with --restore latest once the store is back", last)
 	}
-	return fmt.Errorf("remote state tier unavailable for %s (limit %s): %s; %s",
+	return fmt.Errorf("state store unavailable for %s (--max-outage %s): %s; %s",
 		since.Round(100*time.Millisecond), limit, cause, intact)
 }
 
@@ -245,14 +269,14 @@ func (h *Handle) lastCheckpoint() state.CheckpointID {
 // wait out remote outages up to Config.MaxOutage (threaded mode only: a
 // stepped run's clock does not advance while a read sleeps).
 func (h *Handle) patientReads() func(state.RemotePool) state.RemotePool {
-	if h.s.cfg.Idle != nil {
+	if h.cfg.Idle != nil {
 		return nil
 	}
-	clock := h.s.cfg.Clock
+	clock := h.cfg.Clock
 	if clock == nil {
 		clock = async.RealClock{}
 	}
-	limit := h.s.cfg.MaxOutage
+	limit := h.cfg.MaxOutage
 	return func(pool state.RemotePool) state.RemotePool {
 		return wrapPatient(pool, &patientPool{clock: clock, limit: limit,
 			giveUp: func(since time.Duration, cause error) error {

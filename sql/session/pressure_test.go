@@ -15,11 +15,19 @@ import (
 // query whose new keys outgrow its hot budget checkpoints early (long
 // before its interval) instead of holding every key.
 func TestDirtyPressureCheckpoints(t *testing.T) {
+	for _, every := range []time.Duration{time.Hour, 0} {
+		t.Run(fmt.Sprintf("interval=%v", every), func(t *testing.T) { dirtyPressure(t, every) })
+	}
+}
+
+// dirtyPressure is TestDirtyPressureCheckpoints with checkpoints every
+// interval (0: none asked for, which leaves the budget to hold all the same).
+func dirtyPressure(t *testing.T, every time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const budget, keys = 16 << 10, 4000
 	s, err := session.New(session.Config{StateURI: fmt.Sprintf("disagg-file://%s?hot_max_bytes=%d", t.TempDir(), budget),
-		Parallelism: 1, CheckpointInterval: time.Hour})
+		Parallelism: 1, CheckpointInterval: every})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +39,15 @@ func TestDirtyPressureCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
+	stats := func() (hot, dirty int64) {
+		for _, be := range h.Job().Backends() {
+			if rb, ok := be.(*state.RemoteReadBackend); ok {
+				st := rb.Stats()
+				hot, dirty = hot+st.HotBytes, dirty+st.DirtyBytes
+			}
+		}
+		return hot, dirty
+	}
 	var peak int64
 	for from := 0; from < keys; from += 200 {
 		var b strings.Builder
@@ -46,16 +63,23 @@ func TestDirtyPressureCheckpoints(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		for _, be := range h.Job().Backends() {
-			if rb, ok := be.(*state.RemoteReadBackend); ok {
-				peak = max(peak, rb.Stats().HotBytes)
+		// Each batch of 200 keys dirties about the whole budget: an early
+		// checkpoint must clean it. Without one (the interval is an hour,
+		// or none) the dirty bytes stay and every key stays hot.
+		for {
+			hot, dirty := stats()
+			peak = max(peak, hot)
+			if 2*dirty < budget {
+				break
 			}
+			if ctx.Err() != nil {
+				t.Fatalf("after %d keys, %d dirty bytes stay at or above half the %d-byte hot budget: no early checkpoint", from+200, dirty, budget)
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
-	// Without the early checkpoints none completes (the interval is an
-	// hour) and every key stays hot: keys x 80 bytes.
-	if n := len(h.Checkpoints()); n < 2 {
-		t.Fatalf("%d checkpoints completed, want early ones: %d keys of 80 bytes against a %d-byte hot budget", n, keys, budget)
+	if n := len(h.Checkpoints()); n < keys/400 {
+		t.Fatalf("%d checkpoints completed, want one per two batches of keys at least (%d)", n, keys/400)
 	}
 	// Half the budget triggers a checkpoint, but writes go on during its
 	// capture and commit (the hot tier does not stall writers), so the

@@ -27,7 +27,11 @@ import (
 // set) nothing runs until the caller calls Step or RunUntilIdle; in
 // threaded mode the job runs on its own goroutines from Query on.
 type Handle struct {
-	s       *Session
+	s *Session
+	// cfg is the session's configuration when the query started: a SET
+	// afterwards changes later queries, never a running one (and never
+	// races with its goroutines).
+	cfg     Config
 	SQL     string
 	Plan    *plan.Query
 	Columns []expr.Column
@@ -38,6 +42,10 @@ type Handle struct {
 
 	endInput atomic.Bool
 	rejects  atomic.Int64
+	// lag is the kafka sources' consumer lag (KafkaLag).
+	lag connector.KafkaLag
+	// backlog is the file sources' remaining bytes (FileBacklog).
+	backlog connector.FileBacklog
 	// rowErrs counts row-level expression errors (nil in strict mode).
 	rowErrs *expr.RowErrors
 
@@ -53,7 +61,16 @@ type Handle struct {
 	pendingCkpt  state.CheckpointID
 	restoredFrom state.CheckpointID
 	onClose      []func() error
-	closed       bool
+	// beforeClose is Config.OnQuery's done (nil: none), run once by
+	// runBeforeClose.
+	beforeClose func()
+	closed      bool
+	// pausedSince: when the sources were paused for uncommitted state
+	// (behind.go); outpaced: the pause has been told; outpacedCount
+	// counts such episodes.
+	pausedSince   time.Time
+	outpaced      bool
+	outpacedCount int
 
 	// name and run locate the query's checkpoints on a durable state URI
 	// ("" and 0 otherwise).
@@ -105,6 +122,18 @@ type QueryOptions struct {
 	// OnStart, when set, is called with the planned handle before its job
 	// starts (OnChange's consumer learns the columns here).
 	OnStart func(h *Handle) error
+	// OnBarrier, when set, is told the change count each time a
+	// checkpoint's barrier reaches the sink, on the sink goroutine: no
+	// change is emitted while it runs, so the table read then is the
+	// result as of that barrier (clink serve publishes views there).
+	OnBarrier func(id state.CheckpointID, n int)
+	// StateURI, when set, replaces the session's state URI for this query
+	// (clink serve runs ad-hoc reads on memory://, leaving no checkpoints).
+	StateURI string
+	// Name, when set on a durable state URI, names the query's
+	// checkpoints instead of its fingerprint (QueryName), so a server's
+	// materialised view finds its own checkpoints whatever else ran.
+	Name string
 }
 
 // QueryWith plans a SELECT and starts its job with the given options.
@@ -122,12 +151,15 @@ func (s *Session) QueryWith(ctx context.Context, sql string, o QueryOptions) (*H
 		if o.NoTail {
 			h.sink.TailCap = 0
 		}
+		if o.OnBarrier != nil {
+			h.sink.OnBarrier = o.OnBarrier
+		}
 		if o.OnStart != nil {
 			return o.OnStart(h)
 		}
 		return nil
 	}
-	h, err := s.startWith(ctx, qs.Query, sql, startOpts{resume: o.Resume, setup: setup})
+	h, err := s.startWith(ctx, qs.Query, sql, startOpts{resume: o.Resume, setup: setup, stateURI: o.StateURI, name: o.Name})
 	return h, wrap(sql, err)
 }
 
@@ -140,6 +172,10 @@ type startOpts struct {
 	// table columns; plan.Query.CastResult), errors positioned at castAt.
 	castTo []types.Type
 	castAt ast.Pos
+	// stateURI and name override the session's state URI and the
+	// query's checkpoint name (QueryOptions).
+	stateURI string
+	name     string
 }
 
 // start plans q and starts its job fresh.
@@ -156,7 +192,7 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 	if o.castTo != nil {
 		pq.CastResult(o.castAt, o.castTo)
 	}
-	h := &Handle{s: s, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism,
+	h := &Handle{s: s, cfg: s.cfg, SQL: sql, Plan: pq, Columns: pq.Columns, sink: connector.NewCollector(), par: s.cfg.Parallelism,
 		pressure: make(chan struct{}, 1)}
 	h.sink.TailCap = s.ResultTail()
 	h.sink.OnError = func(error) { h.cancelRun() }
@@ -166,10 +202,19 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 		return nil, err
 	}
 	uri := s.cfg.StateURI
+	if o.stateURI != "" {
+		if _, _, err := stateuri.Parse(o.stateURI); err != nil {
+			return nil, err
+		}
+		uri = o.stateURI
+	}
 	if Durable(uri) {
 		h.sink.Durable = true
-		h.name = s.queryName(q)
-		rc, err := s.chooseRun(ctx, h.name, o.resume)
+		h.name = o.name
+		if h.name == "" {
+			h.name = s.queryName(q)
+		}
+		rc, err := s.chooseRun(ctx, uri, h.name, o.resume)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +238,11 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 		}
 	}
 	h.applyMemoryLimit()
+	if f := s.cfg.OnQuery; f != nil {
+		h.beforeClose = f(h)
+	}
 	if err := h.launch(ctx, h.restoredFrom); err != nil {
+		h.runBeforeClose()
 		h.factory.Close()
 		if errors.Is(err, state.ErrFenced) {
 			err = h.fenced(err)
@@ -205,9 +254,32 @@ func (s *Session) startWith(ctx context.Context, q *ast.Query, sql string, o sta
 }
 
 func (h *Handle) env() connector.Env {
-	return connector.Env{BaseDir: h.s.cfg.BaseDir, Clock: h.s.cfg.Clock, EndInput: &h.endInput, Rejects: &h.rejects,
-		IdleTimeout: h.s.cfg.IdleTimeout, RowErrors: h.rowErrs}
+	return connector.Env{BaseDir: h.cfg.BaseDir, Clock: h.cfg.Clock, EndInput: &h.endInput, Rejects: &h.rejects,
+		IdleTimeout: h.cfg.IdleTimeout, RowErrors: h.rowErrs, KafkaLag: &h.lag,
+		FileBacklog: &h.backlog, MaxOutage: h.kafkaOutage()}
 }
+
+// kafkaOutage is the job's outage limit as kafka tables take it
+// (connector.Env.MaxOutage): Config.MaxOutage, whose 0 means never.
+func (h *Handle) kafkaOutage() time.Duration {
+	if h.cfg.MaxOutage <= 0 {
+		return -1
+	}
+	return h.cfg.MaxOutage
+}
+
+// KafkaLag is the query's Kafka consumer lag per topic partition, as its
+// sources last polled it (empty without kafka sources).
+func (h *Handle) KafkaLag() []connector.PartitionLag { return h.lag.Snapshot() }
+
+// FileBacklog is the bytes the query's file sources have still to read,
+// as of their last update; ok is false without a file source or when one
+// cannot tell (a compressed file).
+func (h *Handle) FileBacklog() (n int64, ok bool) { return h.backlog.Bytes() }
+
+// FileProgress is the file sources' bytes left of their total and lines
+// read (`clink run`'s progress line).
+func (h *Handle) FileProgress() connector.FileProgress { return h.backlog.Progress() }
 
 // ResultTail is how many of its newest changes each query keeps for views.
 func (s *Session) ResultTail() int {
@@ -233,17 +305,20 @@ func (h *Handle) cancelRun() {
 
 // jobConfig is the engine configuration of this query's job.
 func (h *Handle) jobConfig(restore state.CheckpointID) engine.JobConfig {
-	cfg := h.s.cfg
+	cfg := h.cfg
 	jc := engine.JobConfig{
 		Name: "query", Parallelism: h.par, HashSeed: cfg.HashSeed, MaxInFlight: cfg.MaxInFlight,
 		Pool: h.factory.Pool(), Restore: restore, Bus: cfg.Bus, Clock: cfg.Clock, Idle: cfg.Idle,
 		ForceSync: cfg.ForceSync, ChannelCapacity: cfg.ChannelCapacity, OnCheckpoint: h.checkpointDone,
+		Warnings: &h.s.warnings,
 		NewBackend: func(stage string, sub, p int) (state.Backend, error) {
 			if !h.phys.Stateful(stage) {
 				return stateless{}, nil
 			}
 			b, err := h.factory.New(stage, sub, p)
-			if dp, ok := b.(state.DirtyPressure); ok && err == nil && cfg.CheckpointInterval > 0 {
+			// Also without an interval: the hot budget bounds memory, and
+			// dirty entries leave the tier only through a checkpoint.
+			if dp, ok := b.(state.DirtyPressure); ok && err == nil {
 				dp.SetDirtyPressure(h.dirtyPressure)
 			}
 			return b, err
@@ -265,7 +340,7 @@ func (h *Handle) launch(ctx context.Context, restore state.CheckpointID) error {
 	h.mu.Lock()
 	h.job, h.runErr = job, nil
 	h.mu.Unlock()
-	if h.s.cfg.Idle != nil {
+	if h.cfg.Idle != nil {
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -273,7 +348,7 @@ func (h *Handle) launch(ctx context.Context, restore state.CheckpointID) error {
 	h.mu.Lock()
 	h.cancel, h.done = cancel, done
 	h.mu.Unlock()
-	h.ckpt.start(h.s.cfg.Clock)
+	h.ckpt.start(h.cfg.Clock)
 	go func() {
 		defer close(done)
 		tctx, stopTicker := context.WithCancel(rctx)
@@ -296,7 +371,7 @@ func (h *Handle) launch(ctx context.Context, restore state.CheckpointID) error {
 }
 
 // Stepped reports whether the caller drives the job.
-func (h *Handle) Stepped() bool { return h.s.cfg.Idle != nil }
+func (h *Handle) Stepped() bool { return h.cfg.Idle != nil }
 
 // Job returns the current engine job (for the TUI and scenario dumps).
 func (h *Handle) Job() *engine.Job[ops.Change] {
@@ -454,7 +529,7 @@ func (h *Handle) Result() *Result {
 }
 
 // Explain renders the query's operator graph.
-func (h *Handle) Explain() string { return explain(h.s.cfg, h.phys, h.par) }
+func (h *Handle) Explain() string { return explain(h.cfg, h.phys, h.par) }
 
 // Watermark is the newest watermark the sink saw.
 func (h *Handle) Watermark() int64 { return h.sink.Watermark() }
@@ -481,6 +556,7 @@ func (h *Handle) Close() error {
 	h.closed = true
 	job := h.job
 	h.mu.Unlock()
+	h.runBeforeClose()
 	var errs []error
 	if job != nil {
 		errs = append(errs, job.Close())
@@ -493,3 +569,11 @@ func (h *Handle) Close() error {
 }
 
 func (h *Handle) String() string { return fmt.Sprintf("query %q", h.SQL) }
+
+// runBeforeClose runs Config.OnQuery's done once.
+func (h *Handle) runBeforeClose() {
+	if f := h.beforeClose; f != nil {
+		h.beforeClose = nil
+		f()
+	}
+}

@@ -13,11 +13,20 @@ import (
 	"clink/state"
 )
 
-// Checkpoint triggers a checkpoint. In threaded mode it waits until the
-// checkpoint is complete; in stepped mode the caller runs the job until
-// idle for it to complete.
+// Checkpoint triggers a checkpoint. In threaded mode it first waits out a
+// checkpoint already in progress (a periodic one, say), then waits until its
+// own is complete; in stepped mode the caller runs the job until idle for it
+// to complete, so an overlapping request is refused.
 func (h *Handle) Checkpoint(ctx context.Context) (state.CheckpointID, error) {
 	id, job, err := h.trigger()
+	for !h.Stepped() && (errors.Is(err, ErrCheckpointInProgress) || errors.Is(err, engine.ErrCheckpointInProgress)) {
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%w (waiting for it: %w)", err, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+		id, job, err = h.trigger()
+	}
 	if err != nil || h.Stepped() {
 		return id, err
 	}
@@ -59,6 +68,7 @@ func (h *Handle) trigger() (state.CheckpointID, *engine.Job[ops.Change], error) 
 	if err != nil {
 		return 0, nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	h.ckpt.attempted()
 	h.mu.Lock()
 	h.pendingCkpt = id
 	h.mu.Unlock()

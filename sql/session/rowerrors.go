@@ -69,7 +69,7 @@ func (h *Handle) ExprErrors() expr.RowErrorReport { return h.rowErrs.Report() }
 
 // buildOptions are the physical plan's options for this query.
 func (h *Handle) buildOptions() plan.BuildOptions {
-	cfg := h.s.cfg
+	cfg := h.cfg
 	return plan.BuildOptions{Parallelism: h.par, HashSeed: cfg.HashSeed, Env: h.env(), Lookup: h.lookupEnv(),
 		MiniBatch: cfg.MiniBatch, RowErrors: h.rowErrs}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"clink/engine"
 	"clink/engine/async"
 	"clink/engine/event"
 	"clink/sql/ast"
@@ -69,6 +70,11 @@ type Config struct {
 	// why), so no failure is silent; it runs with the job's checkpoint
 	// lock held and must not call into the query.
 	OnCheckpointFailed func(query string, id state.CheckpointID, err error)
+	// OnWritesOutpace, when set, is told when a threaded query's sources
+	// have waited a second for a checkpoint to commit the state past twice
+	// its hot budget (episodes 1, 2, 4, ...; see behind.go). It runs on the
+	// query's checkpoint ticker and must not block.
+	OnWritesOutpace func(query string, err error)
 	// LookupHTTP, when set, replaces the HTTP client of http lookup tables
 	// (a test hook: an in-process, deterministic service for stepped runs
 	// on a Sim). nil opens a uring.HTTPPool per lookup stage.
@@ -96,6 +102,12 @@ type Config struct {
 	// there (or is dropped where a key fails) and the error is counted
 	// (Handle.ExprErrors), as RisingWave does.
 	StrictExpressions bool
+	// OnQuery, when set, is told of every query's handle before its job
+	// starts: SELECTs and the jobs INSERT INTO runs. The done it returns
+	// runs once, when the handle closes and before its job is torn down,
+	// so the job's final counters are still readable (`clink run
+	// --metrics` registers each query's metrics and attach job here).
+	OnQuery func(h *Handle) (done func())
 }
 
 // DefaultResultTail is the changelog tail a query keeps for its views.
@@ -108,6 +120,8 @@ type Session struct {
 	cfg  Config
 	cat  *plan.Catalog
 	seen map[string]int // query name -> times started (see queryName)
+	// warnings logs each configuration warning once per session.
+	warnings engine.Warnings
 }
 
 // New returns a session; the state URI is checked now.

@@ -88,6 +88,17 @@ var surfaceErrors = []string{
 	`SELECT * FROM t t1 WHERE EXISTS (SELECT 1 FROM u JOIN t t2 ON u.k = t2.k AND t2.v = t1.v)`,
 	`SELECT * FROM t t1 WHERE t1.v IN (SELECT u.w FROM u JOIN t t2 ON t2.k = t1.k)`,
 	`SELECT now(1)`,
+	// "did you mean" for near misses; none for far ones
+	`SELECT vv FROM t`,
+	`SELECT t.ww FROM t JOIN u ON t.k = u.k`,
+	`SELECT uu.w FROM u`,
+	`SELECT k FROM tt`,
+	`SELECT k FROM nowhere`,
+	`WITH totals AS (SELECT k FROM t) SELECT * FROM total`,
+	`SELECT coutn(*) FROM t`,
+	`SELECT tumbel(k) FROM t`,
+	`SELECT k, SUM(v) FROM t GROUP BY kk`,
+	`INSERT INTO uu VALUES (1, 2)`,
 }
 
 // TestSurfaceErrors runs each of surfaceErrors and compares the rendered

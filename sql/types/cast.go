@@ -54,6 +54,8 @@ func Cast(v Value, t Type) (Value, error) {
 		if v.kind == KindInterval {
 			return v, nil
 		}
+	case KindArray:
+		return castArray(v, t)
 	}
 	return NullValue, fmt.Errorf("cannot cast %s to %s", v.kind.name(), t)
 }

@@ -22,8 +22,10 @@ func (k Kind) class() int {
 		return 4
 	case KindInterval:
 		return 5
+	case KindArray:
+		return 6
 	}
-	return 6
+	return 7
 }
 
 // Compare orders a and b with SQL semantics: ok is false when either is NULL
@@ -73,6 +75,8 @@ func compareSameClass(a, b Value) int {
 		return strings.Compare(a.s, b.s)
 	case 2:
 		return compareNumbers(a, b)
+	case 6:
+		return compareArrays(a, b)
 	}
 	return 0
 }

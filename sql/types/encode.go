@@ -36,7 +36,7 @@ func AppendValue(buf []byte, v Value) []byte {
 	case KindDecimal:
 		buf = append(buf, v.scale)
 		buf = binary.AppendVarint(buf, v.i)
-	case KindVarchar:
+	case KindVarchar, KindArray:
 		buf = binary.AppendUvarint(buf, uint64(len(v.s)))
 		buf = append(buf, v.s...)
 	}
@@ -83,6 +83,22 @@ func ReadValue(buf []byte) (Value, []byte, error) {
 			return NullValue, nil, ErrCorrupt
 		}
 		return NewVarchar(string(buf[n : n+int(l)])), buf[n+int(l):], nil
+	case KindArray:
+		l, n := binary.Uvarint(buf)
+		if n <= 0 || l > uint64(len(buf)-n) {
+			return NullValue, nil, ErrCorrupt
+		}
+		body := buf[n : n+int(l)]
+		elems, err := DecodeRow(body)
+		if err != nil {
+			return NullValue, nil, fmt.Errorf("array: %w", err)
+		}
+		for _, e := range elems {
+			if e.kind == KindArray {
+				return NullValue, nil, fmt.Errorf("%w: nested array", ErrCorrupt)
+			}
+		}
+		return Value{kind: KindArray, s: string(body)}, buf[n+int(l):], nil
 	}
 	return NullValue, nil, fmt.Errorf("%w: kind %d", ErrCorrupt, k)
 }
@@ -140,6 +156,7 @@ const (
 	tagVarchar   = 0x30
 	tagTimestamp = 0x40
 	tagInterval  = 0x50
+	tagArray     = 0x60
 )
 
 // keyDecimalScale is the fixed scale decimals are widened to in keys.
@@ -177,6 +194,8 @@ func AppendKey(buf []byte, v Value) []byte {
 			}
 		}
 		return append(buf, 0x00, 0x01)
+	case KindArray:
+		return appendKeyArray(buf, v)
 	}
 	return buf
 }

@@ -34,6 +34,8 @@ func (v Value) String() string {
 		return v.Time().Format(TimestampLayout)
 	case KindInterval:
 		return FormatInterval(v.i)
+	case KindArray:
+		return formatArray(v)
 	}
 	return fmt.Sprintf("?kind%d", v.kind)
 }

@@ -38,11 +38,16 @@ func fromKeyType(v Value, t Type) (Value, error) {
 	case t.Kind == KindDecimal && v.kind == KindDecimal && !t.AnyScale():
 		u, err := Rescale(v.i, v.scale, t.Scale)
 		return NewDecimal(u, t.Scale), err
+	case t.Kind == KindArray && v.kind == KindArray:
+		return arrayFromKeyType(v, t)
 	}
 	return v, nil
 }
 
 func readKey(buf []byte) (Value, []byte, error) {
+	if len(buf) == 0 {
+		return NullValue, nil, ErrCorrupt
+	}
 	tag, buf := buf[0], buf[1:]
 	fixed := func(k Kind) (Value, []byte, error) {
 		if len(buf) < 8 {
@@ -79,6 +84,8 @@ func readKey(buf []byte) (Value, []byte, error) {
 		return readKeyDecimal(buf)
 	case tagVarchar:
 		return readKeyString(buf)
+	case tagArray:
+		return readKeyArray(buf)
 	}
 	return NullValue, nil, fmt.Errorf("%w: key tag %#x", ErrCorrupt, tag)
 }

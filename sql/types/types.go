@@ -23,6 +23,9 @@ const (
 	KindVarchar
 	KindTimestamp
 	KindInterval
+	// KindArray is an ARRAY of one element type (Type.Elem); its values
+	// hold their elements' value encoding (array.go).
+	KindArray
 )
 
 // MaxDecimalPrecision is the largest DECIMAL precision clink represents
@@ -32,11 +35,15 @@ const MaxDecimalPrecision = 18
 // Type is a SQL type: a kind plus precision and scale for DECIMAL and
 // fractional-second precision for TIMESTAMP. A DECIMAL of precision 0 is
 // unconstrained (NUMERIC or DECIMAL written without parameters): each of
-// its values keeps its own scale, as PostgreSQL's NUMERIC does.
+// its values keeps its own scale, as PostgreSQL's NUMERIC does. An ARRAY
+// has Kind KindArray and its element's kind in Elem, Precision and Scale
+// then being the element's: Type stays a small comparable value, and
+// arrays do not nest.
 type Type struct {
 	Kind      Kind
 	Precision uint8
 	Scale     uint8
+	Elem      Kind
 }
 
 // Common types, for convenience and readable tests.
@@ -96,6 +103,8 @@ func (t Type) String() string {
 		return fmt.Sprintf("TIMESTAMP(%d)", t.Precision)
 	case KindInterval:
 		return "INTERVAL"
+	case KindArray:
+		return "ARRAY<" + t.ElemType().String() + ">"
 	}
 	return fmt.Sprintf("Kind(%d)", t.Kind)
 }

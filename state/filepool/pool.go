@@ -2,6 +2,7 @@ package filepool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -29,7 +30,9 @@ func New(dir string, cfg objpool.Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.Latest(context.Background()); err != nil {
+	// A damaged CURRENT opens: restore by id still works (objpool
+	// headless.go), and Latest reports the damage.
+	if _, err := p.Latest(context.Background()); err != nil && !errors.Is(err, state.ErrCorrupt) {
 		return nil, fmt.Errorf("filepool: open: %w", err)
 	}
 	return &Pool{Pool: p, store: st}, nil

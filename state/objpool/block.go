@@ -217,6 +217,19 @@ func (b *block) records() ([]record, error) {
 }
 
 // size is what the block cache charges for the block.
+// detached is b with its own copy of the bytes it shares with the buffer
+// it was parsed from (format 1 blocks are decoded into records and may
+// still share their keys and values).
+func (b *block) detached() *block {
+	if b.data == nil {
+		return b
+	}
+	buf := make([]byte, len(b.data)+len(b.offs))
+	copy(buf, b.data)
+	copy(buf[len(b.data):], b.offs)
+	return &block{data: buf[:len(b.data):len(b.data)], offs: buf[len(b.data):], n: b.n}
+}
+
 func (b *block) size() int64 {
 	if b.data != nil {
 		return int64(len(b.data)+len(b.offs)) + 64

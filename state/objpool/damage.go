@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"clink/state"
 )
 
 // Every read of a run checks the object's size against its manifest entry
@@ -117,28 +115,4 @@ func (p *Pool) refuse(ctx context.Context, m *manifest, err error) error {
 		}
 	}
 	return fmt.Errorf("%w; no retained checkpoint predates it: start over without --restore", err)
-}
-
-// refuseCurrent completes err, a damaged CURRENT, with the newest intact
-// manifest a listing finds (best effort: restores never list otherwise).
-func (p *Pool) refuseCurrent(ctx context.Context, err error) error {
-	keys, lerr := p.store.List(ctx, "manifests/")
-	if lerr != nil {
-		return err
-	}
-	var best state.CheckpointID
-	var bestKey string
-	for _, k := range keys {
-		id, ok := keyCheckpoint(k)
-		if !ok || id <= best {
-			continue
-		}
-		if _, merr := p.loadManifest(ctx, k, id, 0); merr == nil {
-			best, bestKey = id, k
-		}
-	}
-	if best == 0 {
-		return fmt.Errorf("%w; no intact manifest is left", err)
-	}
-	return fmt.Errorf("%w; the newest intact checkpoint is %d (%s): CURRENT must be repaired before it can be restored", err, best, bestKey)
 }

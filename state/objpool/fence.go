@@ -34,14 +34,21 @@ var _ state.RestoreGuard = (*Pool)(nil)
 // ExpectLatest fails with state.ErrFenced unless the newest committed
 // checkpoint is latest (0: none), and pins CURRENT as it is now: a later
 // Restore fails with state.ErrFenced if another writer commits in between.
-// It only reads.
+// latest state.LatestDamaged expects a damaged CURRENT (headless.go). It
+// only reads.
 func (p *Pool) ExpectLatest(ctx context.Context, latest state.CheckpointID) error {
 	if err := p.check(); err != nil {
 		return err
 	}
 	cur, etag, exists, err := p.readCurrent(ctx)
+	if errIsDamagedCurrent(err, etag) {
+		return p.expectDamaged(ctx, latest, etag, err)
+	}
 	if err != nil {
 		return err
+	}
+	if latest == state.LatestDamaged {
+		return fmt.Errorf("objpool %s: CURRENT was damaged when this process chose a checkpoint, and is now at checkpoint %d: %w", p, cur.Checkpoint, state.ErrFenced)
 	}
 	if cur.Checkpoint != latest {
 		return fmt.Errorf("objpool %s: checkpoint %d was committed after this process chose checkpoint %d: %w", p, cur.Checkpoint, latest, state.ErrFenced)

@@ -226,15 +226,20 @@ func (p *Pool) loadManifest(ctx context.Context, key string, wantID state.Checkp
 
 // manifestFor finds checkpoint id's manifest by walking back from CURRENT
 // through ancestor windows (CURRENT's own first, so a damaged newest
-// manifest does not hide the older ones): reads by key only, never LIST.
+// manifest does not hide the older ones): reads by key only, never LIST,
+// unless CURRENT is damaged (headless.go).
 // It also returns CURRENT's ETag and whether it exists, as read.
 func (p *Pool) manifestFor(ctx context.Context, id state.CheckpointID) (*manifest, string, bool, error) {
 	if id == 0 {
 		return emptyManifest(p.cfg.Partitions), "", false, nil
 	}
 	cur, etag, exists, err := p.readCurrent(ctx)
-	if errors.Is(err, errCorrupt) {
-		return nil, "", false, p.refuseCurrent(ctx, err)
+	if errIsDamagedCurrent(err, etag) {
+		m, merr := p.manifestBehindDamage(ctx, id, err)
+		if merr != nil {
+			return nil, "", false, merr
+		}
+		return m, etag, true, nil
 	}
 	if err != nil {
 		return nil, "", false, err

@@ -155,7 +155,12 @@ func (p *Pool) fetchIndex(ctx context.Context, run *RunRef) (*runIndex, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Cached apart, the index and each block get their own bytes: one
+		// of them left in a cache must not hold the whole run's buffer,
+		// which the cache's bound does not count.
+		x = x.detached()
 		for i, b := range blocks {
+			b = b.detached()
 			p.cache.put(blockCacheKey(run.Key, i), b, b.size())
 		}
 		p.meta.put(indexCacheKey(run.Key), x, x.size())

@@ -106,6 +106,28 @@ func (x *runIndex) find(ik []byte) int {
 	return i - 1
 }
 
+// detached is x with its own copies of the bytes it shares with the
+// buffer it was parsed from.
+func (x *runIndex) detached() *runIndex {
+	cp := *x
+	cp.blocks = make([]blockRef, len(x.blocks))
+	n := 0
+	for _, b := range x.blocks {
+		n += len(b.first)
+	}
+	keys := make([]byte, 0, n)
+	for i, b := range x.blocks {
+		start := len(keys)
+		keys = append(keys, b.first...)
+		b.first = keys[start:len(keys):len(keys)]
+		cp.blocks[i] = b
+	}
+	if x.filter != nil {
+		cp.filter = &bloom{bits: bytes.Clone(x.filter.bits), k: x.filter.k}
+	}
+	return &cp
+}
+
 func (x *runIndex) size() int64 {
 	n := int64(64)
 	if x.filter != nil {

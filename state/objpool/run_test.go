@@ -209,3 +209,40 @@ func TestRunIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestDetachedSurvivesItsBuffer: the index and blocks of a run read whole
+// are cached apart, so each must own its bytes. Scribbling over the buffer
+// they were parsed from must leave every lookup intact; sharing it would
+// let one cached block or index hold the whole run, beyond the cache's
+// bound.
+func TestDetachedSurvivesItsBuffer(t *testing.T) {
+	recs := testRecords(300)
+	data, _ := encodeRun("runs/000/x.run", recs, 512)
+	x, blocks, err := parseRun(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("%d blocks, want several", len(blocks))
+	}
+	x = x.detached()
+	for i := range blocks {
+		blocks[i] = blocks[i].detached()
+	}
+	for i := range data {
+		data[i] = 0xa5
+	}
+	for i, r := range recs {
+		if !x.filter.mayContain(r.ik) {
+			t.Fatalf("record %d: the filter lost it", i)
+		}
+		b := x.find(r.ik)
+		if b < 0 {
+			t.Fatalf("record %d: the index lost it", i)
+		}
+		got, ok, err := blocks[b].lookup(r.ik)
+		if err != nil || !ok || string(got.value) != string(r.value) || got.deleted != r.deleted {
+			t.Fatalf("record %d: got %+v, %v, %v; want %+v", i, got, ok, err, r)
+		}
+	}
+}

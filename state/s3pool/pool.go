@@ -120,7 +120,9 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.Latest(ctx); err != nil {
+	// A damaged CURRENT opens: restore by id still works (objpool
+	// headless.go), and Latest reports the damage.
+	if _, err := p.Latest(ctx); err != nil && !errors.Is(err, state.ErrCorrupt) {
 		return nil, fmt.Errorf("s3pool: open: %w", err)
 	}
 	return &Pool{Pool: p, store: st}, nil

@@ -28,6 +28,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ZombieWriterFenced", testZombie},
 		{"RestoreOlderRewinds", testRewind},
 		{"ExpectLatest", testExpectLatest},
+		{"DamagedCurrent", testDamagedCurrent},
+		{"DamagedCurrentFork", testDamagedCurrentFork},
 		{"HotKeys", testHotKeys},
 		{"ScanKeyGroups", testScan},
 		{"TransientRetried", testTransient},
