@@ -33,9 +33,12 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// ShortHelp is the one-line footer.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Next, k.Pause, k.Filter, k.Checkpoint, k.Crash, k.Slower, k.Faster, k.Help, k.Quit}
+// ShortHelp is the one-line footer: the hints, then help and quit.
+func (k KeyMap) ShortHelp() []key.Binding { return append(k.hints(), k.Help, k.Quit) }
+
+// hints are the footer's bindings that a narrow footer cuts.
+func (k KeyMap) hints() []key.Binding {
+	return []key.Binding{k.Next, k.Pause, k.Filter, k.Checkpoint, k.Crash, k.Slower, k.Faster}
 }
 
 // FullHelp is the help overlay, in columns.

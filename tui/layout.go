@@ -96,6 +96,18 @@ func (m *Model) allocate(ids []int, w, h int) []int {
 			left -= extra
 		}
 	}
+	// The Results panel shows as many rows as fit: it shares what is
+	// left with the event log (or takes it all without one).
+	if r := slices.Index(ids, pResults); r >= 0 && left > 0 {
+		share := left
+		if slices.Contains(ids, pLog) {
+			share = left / 2
+		}
+		want := len(m.body(pResults, w-4, 1000)) + 2
+		extra := min(max(want-heights[r], 0), share)
+		heights[r] += extra
+		left -= extra
+	}
 	heights[len(heights)-1] += left
 	return heights
 }

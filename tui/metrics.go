@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"clink/engine"
@@ -91,13 +90,6 @@ type epochWait struct {
 	closedAt time.Time
 }
 
-// logLine is one event in the log tail.
-type logLine struct {
-	at    time.Time
-	class string
-	text  string
-}
-
 // metrics is everything the panels draw, folded from snapshots and events.
 type metrics struct {
 	info    Info
@@ -127,7 +119,12 @@ type metrics struct {
 	warmup   string
 
 	log     []logLine
+	logSeq  int64 // lines ever appended to log
+	runFrom int64 // the first line of the current run of epoch events
+	decode  func([]byte) (string, bool)
 	results []string
+	resCols []string   // the results' column names (ResultTable), nil without
+	resRows [][]string // the results as cells, newest first (ResultTable)
 	events  int64
 }
 
@@ -143,6 +140,7 @@ func newMetrics() metrics {
 // sample folds one snapshot taken at at.
 func (m *metrics) sample(s engine.JobSnapshot, at time.Time) {
 	m.snap, m.at = s, at
+	m.endRun()
 	m.tot = sum(s)
 	m.r.observe(m.tot, at)
 	if len(m.subIn) != len(s.Subtasks) {
@@ -184,6 +182,9 @@ func (m *metrics) addLatency(d time.Duration) {
 // onEvent folds one runtime event.
 func (m *metrics) onEvent(e event.Event) {
 	m.events++
+	if stateKind(e.Kind) {
+		e.Key = decodeKey(e.Key, m.decode)
+	}
 	e.Key = printable(e.Key)
 	switch e.Kind {
 	case event.RecordParked:
@@ -214,7 +215,7 @@ func (m *metrics) onEvent(e event.Event) {
 	case event.WarmupProgress:
 		m.warmup = fmt.Sprintf("%s/%d warmed %d/%d keys %s", e.Operator, e.Subtask, e.N, e.M, e.Text)
 	}
-	m.log = appendCapped(m.log, logLine{at: e.Time, class: e.Kind.Class(), text: e.String()}, 400)
+	m.logEvent(e)
 }
 
 func appendCapped[T any](s []T, v T, n int) []T {
@@ -238,29 +239,4 @@ func (m *metrics) openWaits() []epochWait {
 		return out[i].epoch < out[j].epoch
 	})
 	return out
-}
-
-// filteredLog returns the log lines of class (or all) containing text.
-func (m *metrics) filteredLog(class, text string) []logLine {
-	var out []logLine
-	for _, l := range m.log {
-		if (class == "all" || l.class == class) && (text == "" || strings.Contains(l.text, text)) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// printable replaces control characters (composite SQL keys separate
-// their columns with a tab) so that a key cannot break the layout.
-func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '·'
-		}
-		return r
-	}, s)
 }

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Config tunes a dashboard.
@@ -77,6 +78,9 @@ func New(rt Runtime, cfg Config) *Model {
 	if cfg.NoColor {
 		m.help.Styles = help.Styles{}
 	}
+	if d, ok := rt.(KeyDecoder); ok {
+		m.m.decode = d.DecodeKey
+	}
 	return m
 }
 
@@ -131,7 +135,17 @@ func (m *Model) onTick(at time.Time) {
 	}
 	m.m.info = m.rt.Info()
 	m.m.sample(m.rt.Snapshot(), at)
-	m.m.results = m.rt.Results(32)
+	// enough rows for a zoomed Results panel
+	n := max(m.h, 32)
+	if t, ok := m.rt.(ResultTable); ok {
+		m.m.resCols, m.m.resRows = t.ResultTable(n)
+		m.m.results = make([]string, len(m.m.resRows))
+		for i, r := range m.m.resRows {
+			m.m.results[i] = strings.Join(r, " | ")
+		}
+		return
+	}
+	m.m.results = m.rt.Results(n)
 }
 
 func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
@@ -246,6 +260,8 @@ func (m *Model) helpOverlay(h int) []string {
 	return strings.Split(box(m.st, "Help (? closes)", true, body, m.w, min(h, len(body)+2)), "\n")
 }
 
+// footer is the status and the key hints on one line. "? help • q quit"
+// always shows: the status and the other hints are cut first.
 func (m *Model) footer() string {
 	left := ""
 	switch {
@@ -257,7 +273,31 @@ func (m *Model) footer() string {
 	if m.status != "" && m.now.Sub(m.statusAt) < 10*time.Second {
 		left += m.st.Accent.Render(m.status) + "  "
 	}
-	return left + m.help.ShortHelpView(m.keys.ShortHelp())
+	hm := m.help
+	hm.SetWidth(0) // this footer cuts, not the help model
+	tail := hm.ShortHelpView([]key.Binding{m.keys.Help, m.keys.Quit})
+	sep := hm.Styles.ShortSeparator.Inline(true).Render(hm.ShortSeparator)
+	more := hm.Styles.Ellipsis.Inline(true).Render(hm.Ellipsis) + sep
+	room := m.w - ansi.StringWidth(tail)
+	if ansi.StringWidth(left) > room-ansi.StringWidth(more) {
+		left = ansi.Truncate(left, max(room-ansi.StringWidth(more)-1, 0), "…") + " "
+	}
+	room -= ansi.StringWidth(left)
+	hints := hm.ShortHelpView(m.keys.hints()) + sep
+	if ansi.StringWidth(hints) > room { // as many as fit, then "…"
+		hints = ""
+		for _, b := range m.keys.hints() {
+			h := hm.ShortHelpView([]key.Binding{b}) + sep
+			if ansi.StringWidth(hints+h+more) > room {
+				break
+			}
+			hints += h
+		}
+		if hints += more; ansi.StringWidth(hints) > room {
+			hints = ""
+		}
+	}
+	return left + hints + tail
 }
 
 // eventClassNames lists the log filter classes, "all" first.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"clink/engine"
 )
 
@@ -21,7 +23,7 @@ func (m *Model) headerLines() []string {
 		"watermark " + wmText(t.watermark, mm.info.EventTime, "2006-01-02 15:04:05.000"),
 		fmt.Sprintf("open epoch %d", t.openEpoch),
 		"last ckpt " + m.lastCkpt(),
-		"state " + mm.info.StateURI,
+		"state " + stateText(mm.info),
 	}
 	if mm.info.Latency != "" {
 		segs = append(segs, "latency "+mm.info.Latency)
@@ -51,6 +53,34 @@ func (m *Model) headerLines() []string {
 		lines = lines[:maxH]
 	}
 	return lines
+}
+
+// stateText is the state URI for the header: with a live latency shown
+// beside it, without the URI's latency parameter, which +/- make stale.
+func stateText(in Info) string {
+	if in.Latency == "" {
+		return in.StateURI
+	}
+	return dropParam(in.StateURI, "latency")
+}
+
+// dropParam removes the query parameter name from uri, keeping the rest
+// as written.
+func dropParam(uri, name string) string {
+	base, query, ok := strings.Cut(uri, "?")
+	if !ok {
+		return uri
+	}
+	var keep []string
+	for _, p := range strings.Split(query, "&") {
+		if k, _, _ := strings.Cut(p, "="); k != name {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == 0 {
+		return base
+	}
+	return base + "?" + strings.Join(keep, "&")
 }
 
 // wmText renders a watermark: an event time in layout, or the number.
@@ -128,15 +158,21 @@ func (m *Model) gatesBody(w int) []string {
 	for _, s := range mm.snap.Subtasks {
 		maxLoad = math.Max(maxLoad, float64(s.Gate.InFlight+s.Gate.Parked))
 	}
-	gw := min(max(w-44, 4), 24)
+	nameW := 8
+	for _, s := range mm.snap.Subtasks {
+		nameW = max(nameW, len(subName(s)))
+	}
+	// the gauge gets what the name, counts and rate leave: the rate
+	// column (the line's end) must not be cut
+	gw := min(max(w-42-nameW, 4), 24)
 	for i, s := range mm.snap.Subtasks {
 		g := s.Gate
 		in := 0.0
 		if i < len(mm.subIn) {
 			in = mm.subIn[i].PerSec
 		}
-		lines = append(lines, fmt.Sprintf("%-8s in flight %s %4d/%-4d parked %-4d %6s/s",
-			subName(s), gauge(m.st, float64(g.InFlight), float64(cap), gw), g.InFlight, cap, g.Parked, num(in)))
+		lines = append(lines, fmt.Sprintf("%-*s in flight %s %4d/%-4d parked %-4d %6s/s",
+			nameW, subName(s), gauge(m.st, float64(g.InFlight), float64(cap), gw), g.InFlight, cap, g.Parked, num(in)))
 		strip.WriteString(level(float64(g.InFlight+g.Parked), maxLoad))
 	}
 	if len(mm.snap.Subtasks) == 0 {
@@ -291,8 +327,12 @@ func (m *Model) ckptBody(int) []string {
 	return lines
 }
 
-// resultsBody: the newest result rows, newest first.
+// resultsBody: the newest result rows, newest first; a ResultTable's
+// under a line of column headers, aligned.
 func (m *Model) resultsBody(_, h int) []string {
+	if m.m.resCols != nil {
+		return m.resultTable(h)
+	}
 	res := m.m.results
 	if len(res) == 0 {
 		return []string{m.st.Dim.Render("no results yet")}
@@ -301,6 +341,46 @@ func (m *Model) resultsBody(_, h int) []string {
 		res = res[:h]
 	}
 	return res
+}
+
+// resultTable aligns the rows that fit in h lines under the headers.
+func (m *Model) resultTable(h int) []string {
+	cols, rows := m.m.resCols, m.m.resRows
+	if h > 0 && len(rows) > h-1 {
+		rows = rows[:max(h-1, 0)]
+	}
+	width := make([]int, len(cols))
+	for i, c := range cols {
+		width[i] = ansi.StringWidth(c)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(width) {
+				width[i] = max(width[i], ansi.StringWidth(c))
+			}
+		}
+	}
+	line := func(cells []string) string {
+		var b strings.Builder
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c)
+			if i < len(cells)-1 && i < len(width) {
+				b.WriteString(strings.Repeat(" ", max(width[i]-ansi.StringWidth(c), 0)))
+			}
+		}
+		return b.String()
+	}
+	out := []string{m.st.Title.Render(line(cols))}
+	if len(rows) == 0 {
+		return append(out, m.st.Dim.Render("no results yet"))
+	}
+	for _, r := range rows {
+		out = append(out, line(r))
+	}
+	return out
 }
 
 // logBody: the newest events that pass the filter, newest last.

@@ -51,6 +51,15 @@ type Runtime interface {
 	AdjustHotBudget(dir int) (string, error)
 }
 
+// ResultTable is an optional interface of a Runtime whose result rows
+// have columns: the Results panel draws them aligned under a header
+// line. New finds it by type assertion.
+type ResultTable interface {
+	// ResultTable returns the column names and up to n of the newest
+	// rows, newest first, one cell per column.
+	ResultTable(n int) (cols []string, rows [][]string)
+}
+
 // tickMsg asks the model to sample a snapshot.
 type tickMsg struct{ at time.Time }
 

@@ -57,6 +57,15 @@ func (s *simRuntime) Results(n int) []string {
 	return out
 }
 
+// ResultTable is Results with column headers.
+func (s *simRuntime) ResultTable(n int) ([]string, [][]string) {
+	var rows [][]string
+	for i := 0; i < n && i < 5; i++ {
+		rows = append(rows, []string{fmt.Sprintf("key-%05d", (s.k*7+i)%100), fmt.Sprint(s.k + i)})
+	}
+	return []string{"key", "count"}, rows
+}
+
 func (s *simRuntime) Info() Info {
 	return Info{Query: "SELECT key, COUNT(*) FROM gen GROUP BY key", StateURI: "disagg-local://?latency=2ms",
 		MaxInFlight: 64, Latency: "2ms", HotBudget: 262_144, Sampling: "all events"}

@@ -117,6 +117,8 @@ func TestSQLRuntimeGolden(t *testing.T) {
 		{"sql-groupby-wide", groupByQuery, 160, 48},
 		{"sql-groupby-narrow", groupByQuery, 80, 24},
 		{"sql-join-wide", joinQuery, 160, 48},
+		{"sql-join-80", joinQuery, 80, 24},
+		{"sql-join-120", joinQuery, 120, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSteppedSQL(t, sqlNexmarkDDL, tc.q)

@@ -82,6 +82,7 @@ func TestViewGolden(t *testing.T) {
 	}{
 		{"wide", 160, 48, nil},
 		{"narrow", 80, 24, nil},
+		{"medium", 120, 40, nil},
 		{"narrow-log-zoom", 80, 24, []string{"tab", "tab", "tab", "tab", "tab", "tab", "enter"}},
 		{"help", 100, 30, []string{"?"}},
 		{"tiny", 40, 10, nil},
