@@ -138,6 +138,10 @@ func (r *Runtime) Results(n int) []string {
 	return res[:min(max(n, 0), len(res))]
 }
 
+// DecodeKey renders a remote SQL job's state key as its values
+// (tui.KeyDecoder), as the local dashboard does.
+func (r *Runtime) DecodeKey(key []byte) (string, bool) { return tui.DecodeSQLKey(key) }
+
 // Info is the remote job's description, with the attachment after the
 // state URI and in the sampling line, and a lost connection in the query
 // line.
@@ -181,4 +185,7 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
-var _ tui.Runtime = (*Runtime)(nil)
+var (
+	_ tui.Runtime    = (*Runtime)(nil)
+	_ tui.KeyDecoder = (*Runtime)(nil)
+)

@@ -117,12 +117,15 @@ SELECT auction, COUNT(*) AS bids, MAX(price) AS top_price FROM bid GROUP BY auct
 	}
 	scr := driveDashboard(t, fmt.Sprintf("%s tui -f %s -query 2 --checkpoint-every 0", buildClink(t), script),
 		"SELECT auction, COUNT(*) AS bids")
-	if !strings.Contains(scr, "+U[") && !strings.Contains(scr, "+I[") {
-		t.Errorf("the results panel shows no changelog lines:\n%s", scr)
+	if !changelogRow.MatchString(scr) || !strings.Contains(scr, "op  auction  bids") {
+		t.Errorf("the results panel shows no changelog lines under column headers:\n%s", scr)
 	}
 }
 
 var hotBytes = regexp.MustCompile(`bytes \S+ (\S+) of`)
+
+// changelogRow is a results row: the change's kind, then its cells.
+var changelogRow = regexp.MustCompile(`│ [+-][IUD] +\d+ +\d+ +\d+`)
 
 // driveDashboard runs command in tmux, checks the panels, the query line
 // (want), moving counters, c, ?, x and q, and returns a screen captured
