@@ -15,3 +15,8 @@ func DecodeSQLKey(key []byte) (string, bool) {
 
 // DecodeKey renders a state key of the query as its values (KeyDecoder).
 func (r *SQLRuntime) DecodeKey(key []byte) (string, bool) { return DecodeSQLKey(key) }
+
+var (
+	_ KeyDecoder  = (*SQLRuntime)(nil)
+	_ ResultTable = (*SQLRuntime)(nil)
+)
