@@ -90,6 +90,13 @@ func TestEventLogWatermarkTimestamps(t *testing.T) {
 	if got != want {
 		t.Errorf("log:\n%s\nwant:\n%s", got, want)
 	}
+	// events that come before the first tick know it is event time too
+	m := New(eventTimeSim{newSim()}, Config{Start: simBase, NoColor: true})
+	t.Cleanup(m.Stop)
+	m.Update(evs[:1])
+	if got := m.m.log[0].text; got != "watermark op=src/0 wm=2015-07-14T23:59:59.490Z" {
+		t.Errorf("before the first tick: %q", got)
+	}
 	// without event time the numbers stay numbers
 	if got := logTexts(t, newSim(), evs[:1]); got[0] != fmt.Sprintf("watermark op=src/0 n=%d", wm) {
 		t.Errorf("processing-time watermark: %q", got[0])

@@ -108,6 +108,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onTick(msg.at)
 		return m, tick(m.cfg.Tick, m.stop)
 	case eventsMsg:
+		if m.now.IsZero() && m.m.info == (Info{}) {
+			m.m.info = m.rt.Info() // events before the first tick: is it event time?
+		}
 		if !m.pause {
 			for _, e := range msg {
 				m.m.onEvent(e)
