@@ -273,6 +273,9 @@ func (p *parser) risingWaveWindow() *ast.WindowTable {
 	p.expectOp(",")
 	w.TimeCol = p.timeCol("window time attribute must be a column")
 	for p.acceptOp(",") {
+		if p.isKw("DESCRIPTOR") && p.peekN(1).val == "(" {
+			p.errorAt(p.tok().pos, "%s: expected an interval argument, got DESCRIPTOR(...)", w.Func)
+		}
 		w.Args = append(w.Args, p.expr())
 	}
 	p.expectOp(")")
