@@ -25,6 +25,9 @@ func (s *Server) Query(ctx context.Context, text string) ([]string, []types.Row,
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w", err)
 	}
+	if text == "" {
+		return nil, nil, errors.New("serve: no statement to run")
+	}
 	r, err := s.core.exec(ctx, newConnState(0), text)
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w", err)
