@@ -161,6 +161,7 @@ func Suites() []Suite {
 		{"s3", "the overlap figures on remote-read:// against a local S3 server (skipped without one)", runS3},
 		{"http", "io_uring HTTP pool vs net/http on 127.0.0.1 at concurrency 1, 16, 256", runHTTP},
 		{"kafka", "Nexmark GROUP BY from a Kafka topic into upsert-kafka vs from the generator; clink's source vs kcat (in-process broker on 127.0.0.1)", runKafka},
+		{"serve", "clink serve in process on 127.0.0.1: point reads of a view over the wire (pgx) vs in process; a view's job throughput with 50 pgx readers vs none", runServe},
 		{"memory", "peak RSS of `clink run` over 1M, 5M and 20M keys on disagg-file with 8 MiB hot: flat and within 200 MB", runMemory},
 		{"e2e", "the user's path: `clink run` over generated CSV/JSONL files to a file vs plain Go, awk, OctoSQL; cost growth; peak RSS", runE2E},
 	}

@@ -22,6 +22,7 @@ var wantGoals = map[string][]string{
 	"observe":  {"attached/detached"},
 	"checkpoint": {"delta bytes (1% keys changed)/full", "restore to first read 10x/1x",
 		"timer ckpt bytes, watermark-only advance/full", "restore to first fire 10x/1x"},
+	"serve": {"view job with/without 50 readers"},
 }
 
 // TestEverySuiteRuns runs every suite at tiny sizes and checks that each

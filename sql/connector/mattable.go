@@ -100,6 +100,9 @@ type heldRow struct {
 func (t *matTable) rows() []types.Row {
 	var ms []heldRow
 	for _, bucket := range t.buckets {
+		if len(bucket) == 0 {
+			continue // most of the 64k buckets of a small table: ranging over them costs a map iterator each
+		}
 		for k, m := range bucket {
 			if m.count > 0 {
 				ms = append(ms, heldRow{k, m})
