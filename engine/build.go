@@ -82,6 +82,7 @@ func (j *Job[T]) open(st StageSpec[T], s *subtask[T]) error {
 			return fmt.Errorf("open source %s: %w", s.name, err)
 		}
 		s.source = src
+		j.coord.sourceStage(st.Name, p)
 		if l, ok := src.(CheckpointListener); ok {
 			j.coord.listen(s.name, l)
 		}
@@ -112,33 +113,5 @@ func (j *Job[T]) open(st StageSpec[T], s *subtask[T]) error {
 	}
 	s.runner = r
 	j.ops = append(j.ops, s)
-	return nil
-}
-
-// seekSources resumes every source from the positions the restored
-// checkpoint recorded.
-func (j *Job[T]) seekSources(ctx context.Context) error {
-	if len(j.sources) == 0 {
-		return nil
-	}
-	if err := j.cfg.Pool.Restore(ctx, j.cfg.Restore); err != nil {
-		return fmt.Errorf("restore checkpoint %d: %w", j.cfg.Restore, err)
-	}
-	keys := make([]state.Key, len(j.sources))
-	for i, s := range j.sources {
-		keys[i] = state.Key{Op: SourcePositionOp, Key: []byte(s.name)}
-	}
-	got, err := j.cfg.Pool.GetMany(ctx, keys)
-	if err != nil {
-		return fmt.Errorf("read source positions of checkpoint %d: %w", j.cfg.Restore, err)
-	}
-	for i, s := range j.sources {
-		if !got[i].Found {
-			return fmt.Errorf("checkpoint %d has no position for source %s (was it taken at another source parallelism?)", j.cfg.Restore, s.name)
-		}
-		if err := s.source.Seek(got[i].Value); err != nil {
-			return fmt.Errorf("seek %s to checkpoint %d: %w", s.name, j.cfg.Restore, err)
-		}
-	}
 	return nil
 }

@@ -65,6 +65,9 @@ type coordinator struct {
 	// listeners are the sources told of completed checkpoints, by the
 	// name their positions are recorded under.
 	listeners map[string]CheckpointListener
+	// sourcePar is each source stage's parallelism, recorded with every
+	// checkpoint (source_rescale.go).
+	sourcePar map[string]int
 }
 
 func (c *coordinator) begin(id state.CheckpointID, expected int) {
@@ -192,6 +195,7 @@ func (c *coordinator) delta(p *pendingCheckpoint) (*state.Delta, error) {
 	}
 	sort.Strings(names)
 	d.Entries = append(d.Entries, p.sinkState...)
+	d.Entries = append(d.Entries, c.sourceParEntries()...)
 	for _, n := range names {
 		key := []byte(n)
 		d.Entries = append(d.Entries, state.Entry{

@@ -48,14 +48,16 @@ type kafkaSource struct {
 	idleTO time.Duration
 	parts  []*kafkaPart
 	byID   map[int32]*kafkaPart
-	cl     *kgo.Client
-	buf    []*kgo.Record
-	bi     int
-	dec    *kafkaDecoder
-	wm     int64
-	wmDue  bool
-	state  uint8 // 0 rows, 1 final watermark sent, 2 ended
-	idleOn bool  // WatermarkIdle announced and no row since
+	// topicParts is every partition of the topic at open, in id order.
+	topicParts []int32
+	cl         *kgo.Client
+	buf        []*kgo.Record
+	bi         int
+	dec        *kafkaDecoder
+	wm         int64
+	wmDue      bool
+	state      uint8 // 0 rows, 1 final watermark sent, 2 ended
+	idleOn     bool  // WatermarkIdle announced and no row since
 	// pending is the second change of a debezium-json update (+U) not yet
 	// emitted; its partition's next offset stays at the record (pendPart)
 	// so a checkpoint cut between the two resumes with the +U alone.
@@ -110,6 +112,7 @@ func openKafka(t *Table, env Env) (*kafkaSource, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.topicParts = ids
 	var mine []int32
 	for i, p := range ids {
 		if i%par == sub {

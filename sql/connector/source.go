@@ -90,6 +90,16 @@ func (s *Source) CheckpointComplete(id state.CheckpointID, pos []byte) {
 	}
 }
 
+// SeekAll resumes a source restored at another parallelism from every
+// old subtask's position (engine.RescalableSource); only a kafka source's
+// positions can be redistributed.
+func (s *Source) SeekAll(positions [][]byte) error {
+	if r, ok := s.ext.(engine.RescalableSource); ok {
+		return r.SeekAll(positions)
+	}
+	return fmt.Errorf("source %s: its position cannot be redistributed over another parallelism", s.table.Name)
+}
+
 // Close releases the reader.
 func (s *Source) Close() error {
 	if s.ext != nil {

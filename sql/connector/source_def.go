@@ -42,8 +42,10 @@ func (t *Table) definition() string {
 	return strings.Join(append(lines, opts...), "\n")
 }
 
-// pacingOption lists the options a restore may change freely.
-var pacingOption = map[string]bool{"rate": true, "connector": true}
+// pacingOption lists the options a restore may change freely: a kafka
+// source's positions are per partition, so scan.parallelism may change
+// too (the partitions are reassigned).
+var pacingOption = map[string]bool{"rate": true, "connector": true, "scan.parallelism": true}
 
 // wrapPosition prefixes a reader's position with the table's definition.
 func (t *Table) wrapPosition(pos []byte) []byte {
