@@ -38,6 +38,10 @@ type KafkaOptions struct {
 	// 0: forever) is how long a source waits for an unreachable broker and
 	// an exactly-once sink keeps retrying its transactions.
 	MaxOutage time.Duration
+	// Discovery is scan.topic-partition-discovery.interval (default 5m,
+	// Flink's; 0: off): how often an unbounded source looks for
+	// partitions added to the topic, which it reads from earliest.
+	Discovery time.Duration
 	// Delivery is sink.delivery-guarantee: exactly-once, at-least-once or
 	// none; "" leaves it to the state URI (exactly-once on a durable one).
 	Delivery    string
@@ -59,7 +63,7 @@ var kafkaKnown = map[string]bool{
 	"scan.startup.mode": true, "scan.startup.timestamp-millis": true, "scan.startup.specific-offsets": true,
 	"scan.bounded.mode": true, "scan.bounded.timestamp-millis": true, "scan.parallelism": true,
 	"format": true, "key.format": true, "value.format": true, "on_error": true, "connect.timeout": true, "connect.max-outage": true,
-	IdleTimeoutOption: true, "window.allowed-lateness": true,
+	"scan.topic-partition-discovery.interval": true, IdleTimeoutOption: true, "window.allowed-lateness": true,
 	"sink.delivery-guarantee": true, "sink.transactional-id-prefix": true, "sink.commit-topic": true,
 }
 
@@ -77,7 +81,7 @@ var kafkaMetaTypes = map[string][]types.Kind{
 // every error is positioned at the option or column at fault.
 func ParseKafka(t *Table) (*KafkaOptions, error) {
 	o := &KafkaOptions{Upsert: t.Connector == "upsert-kafka", ReadCommitted: true, AutoReset: "latest",
-		Parallelism: 1, ConnectTimeout: 10 * time.Second, MaxOutage: 10 * time.Minute, BoundedMode: "unbounded", Startup: "group-offsets"}
+		Parallelism: 1, ConnectTimeout: 10 * time.Second, MaxOutage: 10 * time.Minute, Discovery: 5 * time.Minute, BoundedMode: "unbounded", Startup: "group-offsets"}
 	var unknown []string
 	for k := range t.Options {
 		if !kafkaKnown[k] {
@@ -227,6 +231,13 @@ func (o *KafkaOptions) parseScan(t *Table) error {
 			return t.OptErr("connect.max-outage", "want a duration such as '10m' (0: retry forever), got %q", v)
 		}
 		o.MaxOutage = d
+	}
+	if v, ok := t.Opt("scan.topic-partition-discovery.interval"); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return t.OptErr("scan.topic-partition-discovery.interval", "want a duration such as '5m' (0: off), got %q", v)
+		}
+		o.Discovery = d
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func (s *kafkaSource) decodeKafkaPos(pos []byte) ([]kafkaPartPos, uint64, error)
 }
 
 // Seek resumes every partition at its checkpointed offsets and watermark;
-// a partition the topic gained since keeps its startup offset.
+// a partition the topic gained since is read from its first record.
 // The position must be this subtask's own at the same scan.parallelism.
 func (s *kafkaSource) Seek(pos []byte) error {
 	return s.seek([][]byte{pos}, true)
@@ -92,7 +92,7 @@ func (s *kafkaSource) Seek(pos []byte) error {
 // same assignment as a fresh start) resumes at its checkpointed offsets
 // and watermark, wherever it was read before; the others are their new
 // owners'. A partition the checkpoint did not read (the topic gained it
-// since) keeps its startup offset.
+// since) is read from its first record, as partition discovery would.
 func (s *kafkaSource) SeekAll(positions [][]byte) error {
 	return s.seek(positions, false)
 }
@@ -140,6 +140,11 @@ func (s *kafkaSource) seek(positions [][]byte, own bool) error {
 	if own {
 		if err := s.ownGap(seen); err != nil {
 			return err
+		}
+	}
+	for _, p := range s.parts {
+		if !seen[p.id] {
+			p.next = 0 // added to the topic after the checkpoint's start: read it all
 		}
 	}
 	s.partChanged() // the restored partitions' watermarks

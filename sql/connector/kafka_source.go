@@ -70,6 +70,9 @@ type kafkaSource struct {
 	// reach sees the consuming client's connections: a broker gone for
 	// connect.max-outage fails the scan instead of waiting forever.
 	reach kafkaReach
+	// disc finds partitions added to the topic (unbounded scans), nil
+	// until the first read.
+	disc *kafkaDiscovery
 	// commits is the consumer group's committer ('properties.group.id'
 	// set), nil without a group.
 	commits *groupCommitter
@@ -159,6 +162,10 @@ func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 		s.state = 1
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
 	}
+	if err := s.startDiscovery(); err != nil {
+		return engine.Element[ops.Change]{}, false, err
+	}
+	s.discovered()
 	if err := s.start(); err != nil {
 		return engine.Element[ops.Change]{}, false, err
 	}
@@ -399,8 +406,10 @@ func (s *kafkaSource) CheckpointComplete(id state.CheckpointID, pos []byte) {
 	s.commits.offer(id, next)
 }
 
-// Close stops the consuming client and the group committer.
+// Close stops the consuming client, the partition discovery and the
+// group committer.
 func (s *kafkaSource) Close() error {
+	s.stopDiscovery()
 	if s.cl != nil {
 		s.cl.Close()
 		s.cl = nil

@@ -45,7 +45,8 @@ func (t *Table) definition() string {
 // pacingOption lists the options a restore may change freely: a kafka
 // source's positions are per partition, so scan.parallelism may change
 // too (the partitions are reassigned).
-var pacingOption = map[string]bool{"rate": true, "connector": true, "scan.parallelism": true}
+var pacingOption = map[string]bool{"rate": true, "connector": true, "scan.parallelism": true,
+	"scan.topic-partition-discovery.interval": true}
 
 // wrapPosition prefixes a reader's position with the table's definition.
 func (t *Table) wrapPosition(pos []byte) []byte {

@@ -85,6 +85,7 @@ func TestKafkaOptionErrors(t *testing.T) {
 		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'timestamp'", "needs 'scan.startup.timestamp-millis'"},
 		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:x'", "want 'partition:N,offset:M;...'"},
 		{"", "kafka", ", format = 'json', 'properties.sasl.mechanism' = 'PLAIN'", "option properties.sasl.mechanism: unknown option for connector kafka"},
+		{"", "kafka", ", format = 'json', 'scan.topic-partition-discovery.interval' = 'often'", "option scan.topic-partition-discovery.interval: want a duration such as '5m' (0: off)"},
 		{"", "kafka", ", format = 'json', 'sink.delivery-guarantee' = 'twice'", "want exactly-once, at-least-once or none"},
 		{", ts BIGINT METADATA FROM 'timestamp'", "kafka", ", format = 'json'", "error at 1:27: table t: column ts: METADATA FROM 'timestamp' must be TIMESTAMP"},
 		{", h VARCHAR METADATA FROM 'headers'", "kafka", ", format = 'json'", "no MAP type"},
