@@ -6,6 +6,7 @@ import (
 
 	"clink/engine"
 	"clink/sql/ast"
+	"clink/sql/connector"
 	"clink/sql/ops"
 	"clink/sql/plan"
 	"clink/state"
@@ -45,6 +46,11 @@ func explain(cfg Config, phys *plan.Physical, par int) string {
 	for _, st := range phys.Stages {
 		if st.Node.Detail != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", st.Name, st.Node.Detail)
+		}
+		if st.Node.Op == plan.OpScan && st.Node.Table != nil {
+			for _, line := range connector.KafkaExplain(st.Node.Table) {
+				fmt.Fprintf(&b, "  %s: %s\n", st.Name, line)
+			}
 		}
 		if cfg.MiniBatch && st.Node.Op == plan.OpAggregate {
 			fmt.Fprintf(&b, "  %s: mini-batch: each group's changes fold until the next barrier, watermark or end of input\n", st.Name)
