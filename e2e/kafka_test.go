@@ -20,7 +20,8 @@ import (
 // TestKafkaExactlyOnceKill9 runs the user's path against a broker on
 // 127.0.0.1 with kcat (librdkafka) as the independent client: kcat
 // produces JSON records into a 3-partition topic; `clink run` reads it
-// (scan.parallelism 2, bounded at the latest offset) through a GROUP BY
+// (scan.parallelism 2, then 1 and 3 after each kill: a rescaled restore;
+// bounded at the latest offset) through a GROUP BY
 // into an upsert-kafka topic with exactly-once delivery and checkpoints
 // every 100ms; it is SIGKILLed twice, each time once its committed output
 // passed a mark (read from the topic, not a timer), and resumed with
@@ -58,18 +59,24 @@ func TestKafkaExactlyOnceKill9(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, kcat, "-P", "-b", addr, "-t", "bids", "-l", input).CombinedOutput(); err != nil {
 		t.Fatalf("kcat -P: %v\n%s", err, out)
 	}
-	script := fmt.Sprintf(`
+	// each run reads the topic at another scan.parallelism and job
+	// parallelism (2, then 1, then 3): a restore hands every partition's
+	// checkpointed offset to its new subtask
+	writeJob := func(par int) {
+		script := fmt.Sprintf(`
 CREATE TABLE bids (auction BIGINT, price BIGINT) WITH (connector = 'kafka', topic = 'bids',
   'properties.bootstrap.servers' = '%[1]s', 'scan.startup.mode' = 'earliest-offset',
-  'scan.bounded.mode' = 'latest-offset', 'scan.parallelism' = '2', format = 'json');
+  'scan.bounded.mode' = 'latest-offset', 'scan.parallelism' = '%[2]d', format = 'json');
 CREATE TABLE counts (auction BIGINT, n BIGINT, PRIMARY KEY (auction) NOT ENFORCED) WITH (
   connector = 'upsert-kafka', topic = 'counts', 'properties.bootstrap.servers' = '%[1]s',
   'sink.delivery-guarantee' = 'exactly-once');
 INSERT INTO counts SELECT auction, COUNT(*) FROM bids GROUP BY auction;
-`, addr)
-	if err := os.WriteFile(filepath.Join(dir, "job.sql"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
+`, addr, par)
+		if err := os.WriteFile(filepath.Join(dir, "job.sql"), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	pars := []int{2, 1, 3}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
@@ -78,10 +85,11 @@ INSERT INTO counts SELECT auction, COUNT(*) FROM bids GROUP BY auction;
 	adm := kadm.NewClient(cl)
 	args := []string{"run", "-f", "job.sql", "--state", "disagg-file://" + filepath.Join(dir, "state"), "--checkpoint-interval", "100ms"}
 	kills := 0
-	for _, mark := range []int64{rows / 10, rows * 2 / 5} {
-		a := args
+	for i, mark := range []int64{rows / 10, rows * 2 / 5} {
+		writeJob(pars[i])
+		a := append(append([]string{}, args...), "--parallelism", fmt.Sprint(pars[i]))
 		if kills > 0 {
-			a = append(append([]string{}, args...), "--restore", "latest")
+			a = append(a, "--restore", "latest")
 		}
 		p := start(t, dir, nil, a...)
 		if at, killed := killAtOutput(t, ctx, p, adm, "counts", mark); killed && at < rows {
@@ -95,7 +103,8 @@ INSERT INTO counts SELECT auction, COUNT(*) FROM bids GROUP BY auction;
 	if kills == 0 {
 		t.Fatal("no kill landed mid-run: the test did not test a restore")
 	}
-	p := start(t, dir, nil, append(args, "--restore", "latest")...)
+	writeJob(pars[2])
+	p := start(t, dir, nil, append(args, "--parallelism", fmt.Sprint(pars[2]), "--restore", "latest")...)
 	if err := p.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("clink run --restore latest: %v\n%s", err, p.output())
 	}
