@@ -68,6 +68,9 @@ type coordinator struct {
 	// sourcePar is each source stage's parallelism, recorded with every
 	// checkpoint (source_rescale.go).
 	sourcePar map[string]int
+	// parRecorded marks the source stages whose parallelism the restored
+	// checkpoint recorded.
+	parRecorded map[string]bool
 }
 
 func (c *coordinator) begin(id state.CheckpointID, expected int) {

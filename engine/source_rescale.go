@@ -22,8 +22,11 @@ type RescalableSource interface {
 
 // sourceParKey is where a checkpoint records the parallelism of source
 // stage stage, next to its subtasks' positions ("<stage>/<subtask>"), so
-// a restore knows how many positions the stage left. Every checkpoint
-// rewrites it, so the positions of subtasks beyond it, left by an older
+// a restore knows how many positions the stage left. It is written when
+// the stage runs more than one subtask, or ran more in the checkpoint the
+// job restored (so a stale count never survives a rescale down); no entry
+// means the restore's own parallelism, as for checkpoints from before the
+// entry. Positions of subtasks beyond the count, left by an older
 // checkpoint at a higher parallelism, are ignored.
 func sourceParKey(stage string) state.Key {
 	return state.Key{Op: SourcePositionOp, Key: []byte("#par/" + stage)}
@@ -39,13 +42,28 @@ func (c *coordinator) sourceStage(stage string, p int) {
 	c.sourcePar[stage] = p
 }
 
+// restoredPar notes that the restored checkpoint recorded a parallelism
+// for stage, so every later checkpoint records the current one.
+func (c *coordinator) restoredPar(stage string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.parRecorded == nil {
+		c.parRecorded = map[string]bool{}
+	}
+	c.parRecorded[stage] = true
+}
+
 // sourceParEntries are a checkpoint's source stage parallelism entries.
 func (c *coordinator) sourceParEntries() []state.Entry {
 	var out []state.Entry
 	for _, stage := range sortedKeys(c.sourcePar) {
+		p := c.sourcePar[stage]
+		if p <= 1 && !c.parRecorded[stage] {
+			continue
+		}
 		k := sourceParKey(stage)
 		out = append(out, state.Entry{Key: k, KeyGroup: state.KeyGroup(state.Hash(c.seed, k.Key), c.maxKG),
-			Value: binary.AppendUvarint(nil, uint64(c.sourcePar[stage]))})
+			Value: binary.AppendUvarint(nil, uint64(p))})
 	}
 	return out
 }
@@ -68,34 +86,66 @@ func (j *Job[T]) seekSources(ctx context.Context) error {
 		}
 		byStage[s.stageName] = append(byStage[s.stageName], s)
 	}
-	keys := make([]state.Key, len(stages))
-	for i, st := range stages {
-		keys[i] = sourceParKey(st)
+	// one read: each stage's parallelism entry and the positions of the
+	// current parallelism (all a restore without rescaling needs)
+	keys := make([]state.Key, 0, len(stages)+len(j.sources))
+	for _, st := range stages {
+		keys = append(keys, sourceParKey(st))
 	}
-	pars, err := j.cfg.Pool.GetMany(ctx, keys)
+	for _, st := range stages {
+		for _, s := range byStage[st] {
+			keys = append(keys, state.Key{Op: SourcePositionOp, Key: []byte(s.name)})
+		}
+	}
+	got, err := j.cfg.Pool.GetMany(ctx, keys)
 	if err != nil {
-		return fmt.Errorf("read source parallelism of checkpoint %d: %w", j.cfg.Restore, err)
+		return fmt.Errorf("read source positions of checkpoint %d: %w", j.cfg.Restore, err)
 	}
+	pos := got[len(stages):]
 	for i, st := range stages {
 		subs := byStage[st]
-		old := len(subs) // a checkpoint from before the entry: the same
-		if pars[i].Found {
-			n, k := binary.Uvarint(pars[i].Value)
+		old := len(subs) // no entry: the same
+		if got[i].Found {
+			n, k := binary.Uvarint(got[i].Value)
 			if k <= 0 || n == 0 || n > 1<<16 {
 				return fmt.Errorf("checkpoint %d: source %s: damaged parallelism entry", j.cfg.Restore, st)
 			}
 			old = int(n)
+			j.coord.restoredPar(st)
 		}
-		if err := j.seekStage(ctx, st, subs, old); err != nil {
+		mine := pos[:len(subs)]
+		pos = pos[len(subs):]
+		if old == len(subs) {
+			if err := j.seekSame(subs, mine); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := j.seekRescaled(ctx, st, subs, old); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// seekStage resumes one source stage's subtasks from the old subtasks'
-// positions.
-func (j *Job[T]) seekStage(ctx context.Context, stage string, subs []*subtask[T], old int) error {
+// seekSame resumes a source stage restored at its checkpoint's
+// parallelism: each subtask from its own position.
+func (j *Job[T]) seekSame(subs []*subtask[T], got []state.Lookup) error {
+	for k, s := range subs {
+		if !got[k].Found {
+			return fmt.Errorf("checkpoint %d has no position for source %s (was it taken at another source parallelism?)", j.cfg.Restore, s.name)
+		}
+		if err := s.source.Seek(got[k].Value); err != nil {
+			return fmt.Errorf("seek %s to checkpoint %d: %w", s.name, j.cfg.Restore, err)
+		}
+	}
+	return nil
+}
+
+// seekRescaled resumes a source stage restored at another parallelism
+// than its checkpoint's old one: every subtask is given all the old
+// subtasks' positions.
+func (j *Job[T]) seekRescaled(ctx context.Context, stage string, subs []*subtask[T], old int) error {
 	keys := make([]state.Key, old)
 	for k := range keys {
 		keys[k] = state.Key{Op: SourcePositionOp, Key: []byte(fmt.Sprintf("%s/%d", stage, k))}
@@ -104,21 +154,11 @@ func (j *Job[T]) seekStage(ctx context.Context, stage string, subs []*subtask[T]
 	if err != nil {
 		return fmt.Errorf("read source positions of checkpoint %d: %w", j.cfg.Restore, err)
 	}
-	for k, g := range got {
-		if !g.Found {
-			return fmt.Errorf("checkpoint %d has no position for source %s/%d (was it taken at another source parallelism?)", j.cfg.Restore, stage, k)
-		}
-	}
-	if old == len(subs) {
-		for k, s := range subs {
-			if err := s.source.Seek(got[k].Value); err != nil {
-				return fmt.Errorf("seek %s to checkpoint %d: %w", s.name, j.cfg.Restore, err)
-			}
-		}
-		return nil
-	}
 	all := make([][]byte, old)
 	for k, g := range got {
+		if !g.Found {
+			return fmt.Errorf("checkpoint %d has no position for source %s/%d of the %d it recorded", j.cfg.Restore, stage, k, old)
+		}
 		all[k] = g.Value
 	}
 	for _, s := range subs {
