@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"clink/sql/session"
 )
 
@@ -21,7 +24,13 @@ const rescaleParts = 5
 // partition*1000 + i.
 func fillRescale(t *testing.T, k *kafkaBroker, from, to int) {
 	t.Helper()
-	for p := int32(0); p < rescaleParts; p++ {
+	fillParts(t, k, 0, rescaleParts, from, to)
+}
+
+// fillParts is fillRescale for partitions [p0, p1).
+func fillParts(t *testing.T, k *kafkaBroker, p0, p1 int32, from, to int) {
+	t.Helper()
+	for p := p0; p < p1; p++ {
 		var vals []string
 		for i := from; i < to; i++ {
 			vals = append(vals, fmt.Sprintf(`{"auction": %d, "price": %d}`, (int(p)+i)%7, int(p)*1000+i))
@@ -50,13 +59,20 @@ func rescaleWant(n int) string {
 
 func rescaleSession(t *testing.T, k *kafkaBroker, dir string, par int) *session.Session {
 	t.Helper()
+	return kafkaSession(t, k, dir, par, "")
+}
+
+// kafkaSession is a session at parallelism par on disagg-file://dir
+// with table bids at scan.parallelism par (and the extra options).
+func kafkaSession(t *testing.T, k *kafkaBroker, dir string, par int, extra string) *session.Session {
+	t.Helper()
 	s, err := session.New(session.Config{Parallelism: par, StateURI: "disagg-file://" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ddl := fmt.Sprintf(`CREATE TABLE bids (auction BIGINT, price BIGINT)
 WITH (connector = 'kafka', topic = 'bids', 'properties.bootstrap.servers' = '%s',
-      'scan.startup.mode' = 'earliest-offset', format = 'json', 'scan.parallelism' = '%d');`, k.addr, par)
+      'scan.startup.mode' = 'earliest-offset', format = 'json', 'scan.parallelism' = '%d'%s);`, k.addr, par, extra)
 	if _, err := s.Exec(context.Background(), ddl); err != nil {
 		t.Fatal(err)
 	}
@@ -123,4 +139,40 @@ func readAll(t *testing.T, h *session.Handle) {
 		}
 		return true
 	})
+}
+
+// TestKafkaQueryNewPartitions: a live GROUP BY over a 2-partition topic
+// at parallelism 2; three partitions added with kadm CreatePartitions are
+// found and read from their first record, so the result is the whole
+// 5-partition topic's.
+func TestKafkaQueryNewPartitions(t *testing.T) {
+	ctx := context.Background()
+	k := newKafka(t, 2, "bids")
+	fillParts(t, k, 0, 2, 0, 20)
+	s := kafkaSession(t, k, t.TempDir(), 2, ", 'scan.topic-partition-discovery.interval' = '20ms'")
+	h, err := s.Query(ctx, rescaleQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	resp, err := kadm.NewClient(k.cl).CreatePartitions(ctx, rescaleParts-2, "bids")
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.addr), kgo.RecordPartitioner(kgo.ManualPartitioner())) // knows the new partitions
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	fillParts(t, &kafkaBroker{addr: k.addr, cl: cl}, 2, rescaleParts, 0, 20)
+	readAll(t, h)
+	if _, err := h.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(rowsOf(h), "|"), rescaleWant(20); got != want {
+		t.Fatalf("with the added partitions:\n got %s\nwant %s", got, want)
+	}
 }
