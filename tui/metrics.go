@@ -106,14 +106,14 @@ type metrics struct {
 	susHist *History // p50 of the readers' suspension per tick
 	evHist  *History
 
-	park      *ParkDepths
-	reads     *ReadTimer
+	park  *ParkDepths
+	reads *ReadTimer
 	// roundTrips are the newest pool round trips of cold reads (request
 	// sent to the pool until its answer), suspended how long their readers
 	// waited (read issued on the runner until the value was back on it,
 	// the runner's queueing included).
 	roundTrips, suspended samples
-	batchHist *History // sizes of recent batched reads
+	batchHist             *History // sizes of recent batched reads
 
 	waits    map[[2]uint64]epochWait // (subtask, epoch) → closed, waiting
 	releases []string                // newest releases, newest last
