@@ -64,6 +64,11 @@ type Event struct {
 	N        int64     `json:"n,omitempty"`
 	M        int64     `json:"m,omitempty"`
 	Text     string    `json:"text,omitempty"`
+	// RoundTrip and Suspended time a load (event.Event's), in
+	// nanoseconds; an older server leaves them out, and the dashboard
+	// then pairs miss and load events as before.
+	RoundTrip time.Duration `json:"round_trip_ns,omitempty"`
+	Suspended time.Duration `json:"suspended_ns,omitempty"`
 }
 
 // Action is the answer to a checkpoint or crash request.
@@ -101,7 +106,7 @@ func (s Snapshot) JobSnapshot() engine.JobSnapshot {
 
 func eventToWire(e event.Event) Event {
 	return Event{Kind: e.Kind.String(), Time: e.Time, Operator: e.Operator, Subtask: e.Subtask, Key: e.Key,
-		Epoch: e.Epoch, N: e.N, M: e.M, Text: e.Text}
+		Epoch: e.Epoch, N: e.N, M: e.M, Text: e.Text, RoundTrip: e.RoundTrip, Suspended: e.Suspended}
 }
 
 // kinds maps every kind's name back to it.
@@ -123,5 +128,5 @@ func (w Event) Event() (event.Event, error) {
 		return event.Event{}, fmt.Errorf("attach: unknown event kind %q", w.Kind)
 	}
 	return event.Event{Kind: k, Time: w.Time, Operator: w.Operator, Subtask: w.Subtask, Key: w.Key,
-		Epoch: w.Epoch, N: w.N, M: w.M, Text: w.Text}, nil
+		Epoch: w.Epoch, N: w.N, M: w.M, Text: w.Text, RoundTrip: w.RoundTrip, Suspended: w.Suspended}, nil
 }
