@@ -7,7 +7,7 @@
 // the attached dashboard is the same dashboard.
 //
 //	GET  /attach/jobs                 [{name, query, state_uri, finished}]
-//	GET  /attach/snapshot?job=NAME    {snapshot, info, results}
+//	GET  /attach/snapshot?job=NAME    {snapshot, info, results[, columns, rows]}
 //	GET  /attach/events?job=NAME      text/event-stream: one JSON event per "data:" line
 //	POST /attach/checkpoint?job=NAME  {text} or {error}
 //	POST /attach/crash?job=NAME       {text} or {error}
@@ -39,6 +39,11 @@ type Snapshot struct {
 	Finished    bool                     `json:"finished"`
 	Info        tui.Info                 `json:"info"`
 	Results     []string                 `json:"results"`
+	// Columns and Rows are the same results as cells under column names,
+	// when the job has them (tui.ResultTable); an older server leaves
+	// them out and the dashboard shows Results as lines.
+	Columns []string   `json:"columns,omitempty"`
+	Rows    [][]string `json:"rows,omitempty"`
 }
 
 // Checkpoint is engine.CheckpointInfo with its error as text.
