@@ -170,6 +170,10 @@ func TestAttachedClientSeesTheJob(t *testing.T) {
 	if in := rt.Info(); !strings.Contains(in.Sampling, "attached to http://127.0.0.1:") || in.Query == "" {
 		t.Errorf("info = %+v", in)
 	}
+	waitFor(t, "result rows under column headers", func() bool {
+		cols, rows := rt.ResultTable(10)
+		return len(cols) == 4 && cols[0] == "op" && cols[1] == "auction" && len(rows) > 0 && len(rows) <= 10 && len(rows[0]) == 4
+	})
 }
 
 // TestDisconnectLeavesTheJobAlone: a client that attaches, streams and

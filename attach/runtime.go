@@ -138,6 +138,18 @@ func (r *Runtime) Results(n int) []string {
 	return res[:min(max(n, 0), len(res))]
 }
 
+// ResultTable returns the polled results as cells under their column
+// names (tui.ResultTable), as the local dashboard shows them; cols is nil
+// when the server sends no columns (an older server, or a job without
+// them), and the dashboard then shows Results' lines.
+func (r *Runtime) ResultTable(n int) (cols []string, rows [][]string) {
+	s := r.snap()
+	if len(s.Columns) == 0 {
+		return nil, nil
+	}
+	return s.Columns, s.Rows[:min(max(n, 0), len(s.Rows))]
+}
+
 // DecodeKey renders a remote SQL job's state key as its values
 // (tui.KeyDecoder), as the local dashboard does.
 func (r *Runtime) DecodeKey(key []byte) (string, bool) { return tui.DecodeSQLKey(key) }
@@ -186,6 +198,7 @@ func (r *Runtime) Close() error {
 }
 
 var (
-	_ tui.Runtime    = (*Runtime)(nil)
-	_ tui.KeyDecoder = (*Runtime)(nil)
+	_ tui.Runtime     = (*Runtime)(nil)
+	_ tui.KeyDecoder  = (*Runtime)(nil)
+	_ tui.ResultTable = (*Runtime)(nil)
 )

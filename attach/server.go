@@ -167,6 +167,9 @@ func (h *handler) snapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	s := toWire(j.Control.Snapshot())
 	s.Info, s.Results = j.Control.Info(), j.Control.Results(n)
+	if t, ok := j.Control.(tui.ResultTable); ok {
+		s.Columns, s.Rows = t.ResultTable(n)
+	}
 	writeJSON(w, http.StatusOK, s)
 }
 

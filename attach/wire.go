@@ -7,7 +7,7 @@
 // the attached dashboard is the same dashboard.
 //
 //	GET  /attach/jobs                 [{name, query, state_uri, finished}]
-//	GET  /attach/snapshot?job=NAME    {snapshot, info, results}
+//	GET  /attach/snapshot?job=NAME    {snapshot, info, results[, columns, rows]}
 //	GET  /attach/events?job=NAME      text/event-stream: one JSON event per "data:" line
 //	POST /attach/checkpoint?job=NAME  {text} or {error}
 //	POST /attach/crash?job=NAME       {text} or {error}
@@ -39,6 +39,11 @@ type Snapshot struct {
 	Finished    bool                     `json:"finished"`
 	Info        tui.Info                 `json:"info"`
 	Results     []string                 `json:"results"`
+	// Columns and Rows are the same results as cells under column names,
+	// when the job has them (tui.ResultTable); an older server leaves
+	// them out and the dashboard shows Results as lines.
+	Columns []string   `json:"columns,omitempty"`
+	Rows    [][]string `json:"rows,omitempty"`
 }
 
 // Checkpoint is engine.CheckpointInfo with its error as text.
@@ -64,6 +69,11 @@ type Event struct {
 	N        int64     `json:"n,omitempty"`
 	M        int64     `json:"m,omitempty"`
 	Text     string    `json:"text,omitempty"`
+	// RoundTrip and Suspended time a load (event.Event's), in
+	// nanoseconds; an older server leaves them out, and the dashboard
+	// then pairs miss and load events as before.
+	RoundTrip time.Duration `json:"round_trip_ns,omitempty"`
+	Suspended time.Duration `json:"suspended_ns,omitempty"`
 }
 
 // Action is the answer to a checkpoint or crash request.
@@ -101,7 +111,7 @@ func (s Snapshot) JobSnapshot() engine.JobSnapshot {
 
 func eventToWire(e event.Event) Event {
 	return Event{Kind: e.Kind.String(), Time: e.Time, Operator: e.Operator, Subtask: e.Subtask, Key: e.Key,
-		Epoch: e.Epoch, N: e.N, M: e.M, Text: e.Text}
+		Epoch: e.Epoch, N: e.N, M: e.M, Text: e.Text, RoundTrip: e.RoundTrip, Suspended: e.Suspended}
 }
 
 // kinds maps every kind's name back to it.
@@ -123,5 +133,5 @@ func (w Event) Event() (event.Event, error) {
 		return event.Event{}, fmt.Errorf("attach: unknown event kind %q", w.Kind)
 	}
 	return event.Event{Kind: k, Time: w.Time, Operator: w.Operator, Subtask: w.Subtask, Key: w.Key,
-		Epoch: w.Epoch, N: w.N, M: w.M, Text: w.Text}, nil
+		Epoch: w.Epoch, N: w.N, M: w.M, Text: w.Text, RoundTrip: w.RoundTrip, Suspended: w.Suspended}, nil
 }

@@ -76,7 +76,7 @@ type collector struct {
 	wmLag *prometheus.Desc
 	lag   *prometheus.Desc
 	job1  map[string]*prometheus.Desc
-	reads *readLatency
+	reads *readTimings
 	now   nowFunc
 
 	mu  sync.Mutex
@@ -99,7 +99,7 @@ func newCollector(job string, src Source, now nowFunc) *collector {
 	for name, help := range jobHelp {
 		c.job1[name] = prometheus.NewDesc(name, help, nil, cl)
 	}
-	c.reads = newReadLatency(cl, now)
+	c.reads = newReadTimings(cl)
 	return c
 }
 
@@ -129,7 +129,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.job1 {
 		ch <- d
 	}
-	c.reads.vec.Describe(ch)
+	c.reads.describe(ch)
 }
 
 func (c *collector) source() Source {
@@ -172,7 +172,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		fin = 1
 	}
 	ch <- prometheus.MustNewConstMetric(c.job1["clink_job_finished"], prometheus.GaugeValue, fin)
-	c.reads.vec.Collect(ch)
+	c.reads.collect(ch)
 }
 
 func valueType(kind int) prometheus.ValueType {
@@ -258,7 +258,7 @@ type Registration struct {
 
 // Register adds job's metrics to reg, every series labelled job=NAME
 // (and stage, subtask per subtask), read from src on each scrape. When src
-// is an EventSource with a bus, the read-latency histogram subscribes to
+// is an EventSource with a bus, the read-timing histograms subscribe to
 // it: the bus should be the job's own, since events carry a stage and
 // subtask but no job. Unregister removes them; Freeze keeps a finished
 // job's final values.

@@ -143,32 +143,38 @@ func TestCollectorReadsSnapshot(t *testing.T) {
 	}
 }
 
-func TestReadLatencyFromEvents(t *testing.T) {
+// TestReadTimingsFromEvents: each timed load lands in the round-trip
+// histogram with the pool's time and in the suspended one with the
+// readers' wait; a load slow only because the runner resumed it late
+// (3 ms in the pool, 43 ms suspended) does not inflate the round trip.
+func TestReadTimingsFromEvents(t *testing.T) {
 	bus := event.NewBus()
 	reg := prometheus.NewRegistry()
 	r, err := register(reg, "j", fakeSource{bus: bus}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := func(k event.Kind, n int64, at time.Duration) {
-		bus.Emit(event.Event{Kind: k, Operator: "agg", Subtask: 0, N: n, Time: t0.Add(at)})
+	done := func(n int64, rtt, susp time.Duration) {
+		bus.Emit(event.Event{Kind: event.ReadDone, Operator: "agg", Subtask: 0, N: n, RoundTrip: rtt, Suspended: susp})
 	}
-	ev(event.ReadMiss, 0, 0)
-	ev(event.ReadMiss, 0, time.Millisecond)
-	ev(event.ReadBatch, 2, time.Millisecond) // one pool read of two keys from t0
-	ev(event.ReadDone, 2, 5*time.Millisecond)
-	ev(event.ReadMiss, 0, 10*time.Millisecond)
-	ev(event.ReadDone, 1, 12*time.Millisecond)
-	r.Freeze() // stops folding: this read is not counted
-	ev(event.ReadMiss, 0, 20*time.Millisecond)
-	ev(event.ReadDone, 1, 40*time.Millisecond)
+	done(2, 3*time.Millisecond, 43*time.Millisecond)
+	done(1, 2*time.Millisecond, 2*time.Millisecond)
+	done(1, 0, 0) // issued before anyone listened: untimed, skipped
+	r.Freeze()    // stops folding: this read is not counted
+	done(1, time.Second, time.Second)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := find(t, fams, "clink_state_read_latency_seconds", map[string]string{"stage": "agg", "subtask": "0"}).GetHistogram()
-	if h.GetSampleCount() != 2 || math.Abs(h.GetSampleSum()-0.007) > 1e-9 {
-		t.Errorf("read latency: count %d sum %v, want 2 reads of 5 ms and 2 ms", h.GetSampleCount(), h.GetSampleSum())
+	labels := map[string]string{"stage": "agg", "subtask": "0"}
+	for _, c := range []struct {
+		name string
+		sum  float64
+	}{{"clink_state_read_round_trip_seconds", 0.005}, {"clink_state_read_suspended_seconds", 0.045}} {
+		h := find(t, fams, c.name, labels).GetHistogram()
+		if h.GetSampleCount() != 2 || math.Abs(h.GetSampleSum()-c.sum) > 1e-9 {
+			t.Errorf("%s: count %d sum %v, want 2 reads summing to %v s", c.name, h.GetSampleCount(), h.GetSampleSum(), c.sum)
+		}
 	}
 	r.Unregister()
 	if fams, _ := reg.Gather(); len(fams) != 0 {

@@ -86,7 +86,9 @@ func TestHandleExportsAKafkaQuery(t *testing.T) {
 			t.Errorf("partition %s: lag %v after the bound was read, want 0", part, v)
 		}
 	}
-	if h := find(t, fams, "clink_state_read_latency_seconds", map[string]string{"job": "kq"}).GetHistogram(); h.GetSampleCount() == 0 {
-		t.Error("no read latency observed: every group's first read misses")
+	for _, name := range []string{"clink_state_read_round_trip_seconds", "clink_state_read_suspended_seconds"} {
+		if h := find(t, fams, name, map[string]string{"job": "kq"}).GetHistogram(); h.GetSampleCount() == 0 {
+			t.Errorf("no %s observed: every group's first read misses", name)
+		}
 	}
 }

@@ -2,62 +2,67 @@ package metrics
 
 import (
 	"strconv"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"clink/engine/event"
 )
 
-// readBuckets bound state read latencies: 50 µs to about 3.3 s.
+// readBuckets bound state read timings: 50 µs to about 3.3 s.
 var readBuckets = prometheus.ExponentialBuckets(0.00005, 2, 17)
 
-// readKinds are the events the read-latency histogram folds: a miss
-// starts a read, a batch folds misses into one pool read, a load of n
-// keys completes one. None of them is emitted for a hot-tier hit.
-var readKinds = event.MaskOf(event.ReadMiss, event.ReadBatch, event.ReadDone)
+// readKinds are the events the read histograms fold: a load of n keys
+// that missed the hot tier, completed and timed by its backend. None is
+// emitted for a hot-tier hit.
+var readKinds = event.MaskOf(event.ReadDone)
 
-// readLatency times state reads from the miss to the value being back on
-// the runner, as the dashboard's read panel does (event.ReadTimer).
-type readLatency struct {
-	vec *prometheus.HistogramVec
-	now nowFunc
-
-	mu    sync.Mutex
-	timer *event.ReadTimer
+// readTimings exports the two times a cold read takes, as the dashboard's
+// read panel shows them: the pool's round trip (request sent to the pool
+// until its answer) and the readers' suspension (read issued on the runner
+// until the value was back on it, the runner's queueing included). The
+// gap between them is time spent waiting for an overloaded runner, not in
+// the pool.
+type readTimings struct {
+	roundTrip, suspended *prometheus.HistogramVec
 }
 
-func newReadLatency(constLabels prometheus.Labels, now nowFunc) *readLatency {
-	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:        "clink_state_read_latency_seconds",
-		Help:        "State reads that missed the hot tier: time from the miss to the value being back on the runner.",
-		ConstLabels: constLabels,
-		Buckets:     readBuckets,
-	}, subtaskLabels)
-	return &readLatency{vec: vec, now: now, timer: event.NewReadTimer()}
+func newReadTimings(constLabels prometheus.Labels) *readTimings {
+	vec := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: name, Help: help, ConstLabels: constLabels, Buckets: readBuckets,
+		}, subtaskLabels)
+	}
+	return &readTimings{
+		roundTrip: vec("clink_state_read_round_trip_seconds",
+			"State reads that missed the hot tier: the pool's round trip, from the request sent to the pool until its answer."),
+		suspended: vec("clink_state_read_suspended_seconds",
+			"State reads that missed the hot tier: how long the reading records waited, from the read issued on the runner until the value was back on it (the pool's round trip plus the runner's queueing)."),
+	}
 }
 
 // subscribe folds bus's read events until the returned cancel is called.
-func (r *readLatency) subscribe(bus *event.Bus) (cancel func()) {
+func (r *readTimings) subscribe(bus *event.Bus) (cancel func()) {
 	return bus.SubscribeKinds(readKinds, r.observe)
 }
 
-// observe folds one event; the bus calls it on the emitting goroutine.
-func (r *readLatency) observe(e event.Event) {
-	at := e.Time
-	if at.IsZero() {
-		at = r.now()
+// observe folds one event; the bus calls it on the emitting goroutine. A
+// load the backend did not time (it was issued before anyone listened)
+// is skipped.
+func (r *readTimings) observe(e event.Event) {
+	if e.Kind != event.ReadDone || (e.RoundTrip == 0 && e.Suspended == 0) {
+		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch e.Kind {
-	case event.ReadMiss:
-		r.timer.Miss(e.Subtask, at)
-	case event.ReadBatch:
-		r.timer.Batch(e.Subtask, e.N, at)
-	case event.ReadDone:
-		if d, ok := r.timer.Done(e.Subtask, e.N, at); ok {
-			r.vec.WithLabelValues(e.Operator, strconv.Itoa(e.Subtask)).Observe(d.Seconds())
-		}
-	}
+	sub := strconv.Itoa(e.Subtask)
+	r.roundTrip.WithLabelValues(e.Operator, sub).Observe(e.RoundTrip.Seconds())
+	r.suspended.WithLabelValues(e.Operator, sub).Observe(e.Suspended.Seconds())
+}
+
+func (r *readTimings) describe(ch chan<- *prometheus.Desc) {
+	r.roundTrip.Describe(ch)
+	r.suspended.Describe(ch)
+}
+
+func (r *readTimings) collect(ch chan<- prometheus.Metric) {
+	r.roundTrip.Collect(ch)
+	r.suspended.Collect(ch)
 }

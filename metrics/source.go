@@ -1,7 +1,7 @@
 // Package metrics exports a running job's runtime counters in the
 // Prometheus text format. It reads what the dashboard reads (the job's
 // counter snapshot on every scrape, and the runtime event stream for the
-// read-latency histogram) rather than keeping counters of its own, so the
+// read-timing histograms) rather than keeping counters of its own, so the
 // per-record path pays nothing for being scraped.
 package metrics
 
@@ -22,9 +22,9 @@ type Source interface {
 	Snapshot() engine.JobSnapshot
 }
 
-// EventSource gives the job's runtime event bus: the read-latency
-// histogram is folded from its miss, batch and load events (never the
-// per-record kinds, so a hot-tier hit still costs nothing).
+// EventSource gives the job's runtime event bus: the read-timing
+// histograms are folded from its load events, timed by the backend (never
+// the per-record kinds, so a hot-tier hit still costs nothing).
 type EventSource interface {
 	Bus() *event.Bus
 }
@@ -59,7 +59,7 @@ type EventTimeSource interface {
 type Handle struct {
 	H *session.Handle
 	// EventBus is the session's bus (session.Config.Bus; nil: no
-	// read-latency histogram).
+	// read-timing histograms).
 	EventBus *event.Bus
 }
 

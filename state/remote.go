@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"clink/engine/async"
 	"clink/engine/event"
@@ -38,6 +39,9 @@ type RemoteOptions struct {
 	// Scheduler hands completed loads back to the runner; it can also be
 	// wired later with SetResumeScheduler.
 	Scheduler async.Scheduler
+	// Now times loads for their ReadDone events (the pool's round trip and
+	// the readers' suspension) while someone listens; nil: time.Now.
+	Now func() time.Time
 }
 
 // RemoteReadBackend is the disaggregated state backend: a byte-budgeted
@@ -101,6 +105,9 @@ func NewRemoteReadBackend(opts RemoteOptions) (*RemoteReadBackend, error) {
 	}
 	if opts.HotKeysMax == 0 {
 		opts.HotKeysMax = 65536
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	b := &RemoteReadBackend{opts: opts, pool: opts.Pool, exec: opts.Executor, sched: opts.Scheduler}
 	if ap, ok := opts.Pool.(AsyncPool); ok {
@@ -176,7 +183,8 @@ func (b *RemoteReadBackend) loadInlineLocked(op OpID, key []byte) (Lookup, error
 	e := b.missLocked(op, key)
 	gen := b.gen
 	b.mu.Unlock()
-	res, err := b.fetchSync(b.ctx, []Key{{Op: op, Key: key}})
+	rt := b.startTiming()
+	res, err := b.fetchSync(b.ctx, []Key{{Op: op, Key: key}}, rt)
 	b.mu.Lock()
 	var lk Lookup
 	if err == nil {
@@ -184,7 +192,7 @@ func (b *RemoteReadBackend) loadInlineLocked(op OpID, key []byte) (Lookup, error
 	}
 	lk = b.fillLocked(e, gen, lk, err)
 	b.mu.Unlock()
-	b.emitDone(1, err)
+	b.emitDone(1, err, rt)
 	return lk, err
 }
 

@@ -50,7 +50,8 @@ func (b *RemoteReadBackend) GetAsync(op OpID, key []byte, orderKey int64) (Looku
 
 	t := async.New(noop[Lookup])
 	keys := []Key{splitKey(e.k)}
-	b.fetchAsync(b.ctx, keys, func(res []Lookup, err error) {
+	rt := b.startTiming()
+	b.fetchAsync(b.ctx, keys, rt, func(res []Lookup, err error) {
 		sched.ScheduleResume(async.HandleFunc(func() {
 			var lk Lookup
 			if err == nil {
@@ -59,7 +60,7 @@ func (b *RemoteReadBackend) GetAsync(op OpID, key []byte, orderKey int64) (Looku
 			b.mu.Lock()
 			lk = b.fillLocked(e, gen, lk, err)
 			b.mu.Unlock()
-			b.emitDone(1, err)
+			b.emitDone(1, err, rt)
 			t.Complete(lk, err)
 		}), orderKey)
 	})
@@ -99,16 +100,18 @@ func (b *RemoteReadBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *asy
 		missKeys[j] = Key{Op: op, Key: append([]byte(nil), keys[i]...)} // the caller may reuse keys
 	}
 	if sched == nil {
-		loaded, err := b.fetchSync(b.ctx, missKeys)
-		if err = b.scatter(res, missIdx, missEnt, gen, loaded, err); err != nil {
+		rt := b.startTiming()
+		loaded, err := b.fetchSync(b.ctx, missKeys, rt)
+		if err = b.scatter(res, missIdx, missEnt, gen, loaded, err, rt); err != nil {
 			return nil, async.Resolved[[]Lookup](nil, err)
 		}
 		return res, nil
 	}
 	t := async.New(noop[[]Lookup])
-	b.fetchAsync(b.ctx, missKeys, func(loaded []Lookup, err error) {
+	rt := b.startTiming()
+	b.fetchAsync(b.ctx, missKeys, rt, func(loaded []Lookup, err error) {
 		sched.ScheduleResume(async.HandleFunc(func() {
-			if err := b.scatter(res, missIdx, missEnt, gen, loaded, err); err != nil {
+			if err := b.scatter(res, missIdx, missEnt, gen, loaded, err, rt); err != nil {
 				t.Complete(nil, err)
 				return
 			}
@@ -120,7 +123,7 @@ func (b *RemoteReadBackend) GetManyAsync(op OpID, keys [][]byte) ([]Lookup, *asy
 
 // scatter writes a batched load through and places each result at its
 // index in res.
-func (b *RemoteReadBackend) scatter(res []Lookup, idx []int, ents []*entry, gen uint64, loaded []Lookup, err error) error {
+func (b *RemoteReadBackend) scatter(res []Lookup, idx []int, ents []*entry, gen uint64, loaded []Lookup, err error, rt *readTiming) error {
 	b.mu.Lock()
 	for j, e := range ents {
 		var lk Lookup
@@ -130,7 +133,7 @@ func (b *RemoteReadBackend) scatter(res []Lookup, idx []int, ents []*entry, gen 
 		res[idx[j]] = b.fillLocked(e, gen, lk, err)
 	}
 	b.mu.Unlock()
-	b.emitDone(len(ents), err)
+	b.emitDone(len(ents), err, rt)
 	return err
 }
 
@@ -140,18 +143,21 @@ func (b *RemoteReadBackend) emitBatch(n int) {
 	}
 }
 
-// fetchSync reads keys from the pool or loader on the calling goroutine.
-func (b *RemoteReadBackend) fetchSync(ctx context.Context, keys []Key) ([]Lookup, error) {
+// fetchSync reads keys from the pool or loader on the calling goroutine,
+// timing the call into rt (nil: untimed).
+func (b *RemoteReadBackend) fetchSync(ctx context.Context, keys []Key, rt *readTiming) ([]Lookup, error) {
 	b.mu.Lock()
 	b.st.batches++
 	b.mu.Unlock()
 	var res []Lookup
 	var err error
+	sent := rt.send(b.opts.Now)
 	if b.pool != nil {
 		res, err = b.pool.GetMany(ctx, keys)
 	} else {
 		res, err = b.opts.Loader(ctx, keys)
 	}
+	rt.answered(b.opts.Now, sent)
 	if err != nil {
 		return nil, fmt.Errorf("load %d keys: %w", len(keys), err)
 	}
@@ -163,13 +169,16 @@ func (b *RemoteReadBackend) fetchSync(ctx context.Context, keys []Key) ([]Lookup
 
 // fetchAsync reads keys without blocking the caller and calls done once,
 // from a foreign goroutine: through the pool's async face when it has one,
-// else on the executor.
-func (b *RemoteReadBackend) fetchAsync(ctx context.Context, keys []Key, done func([]Lookup, error)) {
+// else on the executor. rt (nil: untimed) gets the pool's round trip
+// before done is called.
+func (b *RemoteReadBackend) fetchAsync(ctx context.Context, keys []Key, rt *readTiming, done func([]Lookup, error)) {
 	if b.apool != nil {
 		b.mu.Lock()
 		b.st.batches++
 		b.mu.Unlock()
+		sent := rt.send(b.opts.Now)
 		b.apool.GetManyAsync(ctx, keys, func(res []Lookup, err error) {
+			rt.answered(b.opts.Now, sent)
 			if err == nil && len(res) != len(keys) {
 				err = fmt.Errorf("pool returned %d results", len(res))
 			}
@@ -181,7 +190,7 @@ func (b *RemoteReadBackend) fetchAsync(ctx context.Context, keys []Key, done fun
 		})
 		return
 	}
-	if err := b.exec.SubmitBlocking(func() { done(b.fetchSync(ctx, keys)) }); err != nil {
+	if err := b.exec.SubmitBlocking(func() { done(b.fetchSync(ctx, keys, rt)) }); err != nil {
 		done(nil, fmt.Errorf("load %d keys: %w", len(keys), err))
 	}
 }
@@ -259,6 +268,7 @@ func (b *RemoteReadBackend) loadReserved(op OpID, rs []reservation, keys []Key, 
 	sched := b.sched
 	b.mu.Unlock()
 	b.emitBatch(n)
+	rt := b.startTiming()
 	complete := func(loaded []Lookup, err error) {
 		lkAt := func(j int) Lookup {
 			if err != nil {
@@ -273,7 +283,7 @@ func (b *RemoteReadBackend) loadReserved(op OpID, rs []reservation, keys []Key, 
 				lks[j] = b.fillLocked(r.e, r.gen, lkAt(j), err)
 			}
 			b.mu.Unlock()
-			b.emitDone(n, err)
+			b.emitDone(n, err, rt)
 			for j := range rs {
 				done(j, lks[j], err)
 			}
@@ -290,10 +300,10 @@ func (b *RemoteReadBackend) loadReserved(op OpID, rs []reservation, keys []Key, 
 		}
 	}
 	if sched == nil {
-		complete(b.fetchSync(b.ctx, keys))
+		complete(b.fetchSync(b.ctx, keys, rt))
 		return
 	}
-	b.fetchAsync(b.ctx, keys, func(loaded []Lookup, err error) {
+	b.fetchAsync(b.ctx, keys, rt, func(loaded []Lookup, err error) {
 		sched.ScheduleResume(async.HandleFunc(func() { complete(loaded, err) }), 0)
 	})
 }

@@ -91,7 +91,7 @@ func (b *RemoteReadBackend) warmNext(w *warmer) {
 		b.emitWarm(w, "done")
 		return
 	}
-	b.fetchAsync(w.ctx, batch, func(res []Lookup, err error) {
+	b.fetchAsync(w.ctx, batch, nil, func(res []Lookup, err error) {
 		if !b.enter(w) {
 			return
 		}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,5 +89,27 @@ func TestResultsHeadersAndFill(t *testing.T) {
 	m.focus, m.zoom = pResults, true
 	if rows, _ := count(ansi.Strip(m.Render())); rows != 40 {
 		t.Errorf("zoomed results show %d rows, want all 40", rows)
+	}
+}
+
+// noTableSim is a runtime whose ResultTable has no columns this time (an
+// attached dashboard over an older server).
+type noTableSim struct{ *simRuntime }
+
+func (noTableSim) ResultTable(int) ([]string, [][]string) { return nil, nil }
+
+// resultLine is one of simRuntime's Results lines.
+var resultLine = regexp.MustCompile(`key-\d{5}=\d`)
+
+// TestResultsWithoutColumnsShowLines: a ResultTable without column names
+// leaves the Results panel to Results' lines rather than "no results yet".
+func TestResultsWithoutColumnsShowLines(t *testing.T) {
+	rt := noTableSim{newSim()}
+	m := New(rt, Config{Start: simBase, NoColor: true})
+	t.Cleanup(m.Stop)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	rt.step(m)
+	if screen := ansi.Strip(m.Render()); !resultLine.MatchString(screen) {
+		t.Errorf("results lines missing without columns:\n%s", screen)
 	}
 }

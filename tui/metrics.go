@@ -102,14 +102,18 @@ type metrics struct {
 	outHist *History
 	hitHist *History
 	misHist *History
-	p50Hist *History
+	rttHist *History // p50 of the pool's read round trip per tick
+	susHist *History // p50 of the readers' suspension per tick
 	evHist  *History
 
-	park      *ParkDepths
-	reads     *ReadTimer
-	latencies []time.Duration // newest read latencies (ring)
-	latNext   int
-	batchHist *History // sizes of recent batched reads
+	park  *ParkDepths
+	reads *ReadTimer
+	// roundTrips are the newest pool round trips of cold reads (request
+	// sent to the pool until its answer), suspended how long their readers
+	// waited (read issued on the runner until the value was back on it,
+	// the runner's queueing included).
+	roundTrips, suspended samples
+	batchHist             *History // sizes of recent batched reads
 
 	waits    map[[2]uint64]epochWait // (subtask, epoch) → closed, waiting
 	releases []string                // newest releases, newest last
@@ -131,7 +135,7 @@ type metrics struct {
 func newMetrics() metrics {
 	return metrics{
 		inHist: NewHistory(histLen), outHist: NewHistory(histLen), hitHist: NewHistory(histLen),
-		misHist: NewHistory(histLen), p50Hist: NewHistory(histLen), evHist: NewHistory(histLen),
+		misHist: NewHistory(histLen), rttHist: NewHistory(histLen), susHist: NewHistory(histLen), evHist: NewHistory(histLen),
 		park: NewParkDepths(), reads: NewReadTimer(), batchHist: NewHistory(64),
 		waits: map[[2]uint64]epochWait{}, ckpts: map[uint64]engine.CheckpointInfo{},
 	}
@@ -162,21 +166,44 @@ func (m *metrics) sample(s engine.JobSnapshot, at time.Time) {
 	m.hitHist.Push(m.r.hits.PerSec)
 	m.misHist.Push(m.r.misses.PerSec)
 	m.evHist.Push(m.r.evictions.PerSec)
-	m.p50Hist.Push(float64(Percentile(m.latencies, 50)))
+	m.rttHist.Push(float64(Percentile(m.roundTrips.s, 50)))
+	m.susHist.Push(float64(Percentile(m.suspended.s, 50)))
 	for _, c := range s.Checkpoints {
 		m.ckpts[uint64(c.ID)] = c
 	}
 }
 
-const maxLatencies = 512
+// maxSamples bounds each ring of read timings.
+const maxSamples = 512
 
-func (m *metrics) addLatency(d time.Duration) {
-	if len(m.latencies) < maxLatencies {
-		m.latencies = append(m.latencies, d)
+// samples is a ring of the newest maxSamples durations, in no order.
+type samples struct {
+	s    []time.Duration
+	next int
+}
+
+func (r *samples) add(d time.Duration) {
+	if len(r.s) < maxSamples {
+		r.s = append(r.s, d)
 		return
 	}
-	m.latencies[m.latNext] = d
-	m.latNext = (m.latNext + 1) % maxLatencies
+	r.s[r.next] = d
+	r.next = (r.next + 1) % maxSamples
+}
+
+// readDone folds a completed load's timings: the backend's own when it
+// measured them, else (an older attach server) the miss → loaded time
+// paired from the events, which is the readers' suspension.
+func (m *metrics) readDone(e event.Event) {
+	d, paired := m.reads.Done(e.Subtask, e.N, e.Time)
+	if e.RoundTrip > 0 || e.Suspended > 0 {
+		m.roundTrips.add(e.RoundTrip)
+		m.suspended.add(e.Suspended)
+		return
+	}
+	if paired {
+		m.suspended.add(d)
+	}
 }
 
 // onEvent folds one runtime event.
@@ -197,9 +224,7 @@ func (m *metrics) onEvent(e event.Event) {
 		m.reads.Batch(e.Subtask, e.N, e.Time)
 		m.batchHist.Push(float64(e.N))
 	case event.ReadDone:
-		if d, ok := m.reads.Done(e.Subtask, e.N, e.Time); ok {
-			m.addLatency(d)
-		}
+		m.readDone(e)
 	case event.EpochClosed:
 		m.waits[[2]uint64{uint64(e.Subtask), e.Epoch}] = epochWait{sub: e.Subtask, epoch: e.Epoch, pending: e.N, closedAt: e.Time}
 	case event.EpochReleased:

@@ -141,12 +141,13 @@ func (m *Model) onTick(at time.Time) {
 	// enough rows for a zoomed Results panel
 	n := max(m.h, 32)
 	if t, ok := m.rt.(ResultTable); ok {
-		m.m.resCols, m.m.resRows = t.ResultTable(n)
-		m.m.results = make([]string, len(m.m.resRows))
-		for i, r := range m.m.resRows {
-			m.m.results[i] = strings.Join(r, " | ")
+		if m.m.resCols, m.m.resRows = t.ResultTable(n); m.m.resCols != nil {
+			m.m.results = make([]string, len(m.m.resRows))
+			for i, r := range m.m.resRows {
+				m.m.results[i] = strings.Join(r, " | ")
+			}
+			return
 		}
-		return
 	}
 	m.m.results = m.rt.Results(n)
 }

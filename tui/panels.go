@@ -131,7 +131,7 @@ func (m *Model) summary(id int) string {
 	case pEpochs:
 		return fmt.Sprintf("open e%d, %d closed waiting, %s releases/s", t.openEpoch, t.pendingEpochs, num(mm.r.releases.PerSec))
 	case pReads:
-		return fmt.Sprintf("%s misses/s, %s hits/s, p50 %s", num(mm.r.misses.PerSec), num(mm.r.hits.PerSec), dur(Percentile(mm.latencies, 50)))
+		return fmt.Sprintf("%s misses/s, %s hits/s, %s", num(mm.r.misses.PerSec), num(mm.r.hits.PerSec), mm.readP50())
 	case pHot:
 		return fmt.Sprintf("%s of %s, %s evictions/s", bytes(t.hotBytes), bytes(t.hotMax), num(mm.r.evictions.PerSec))
 	case pCkpts:
@@ -238,17 +238,33 @@ func (m *Model) readsBody(w int) []string {
 		batch += "   recent batch sizes " + m.st.Accent.Render(sparkline(bs, 24))
 	}
 	lines = append(lines, batch)
-	if len(mm.latencies) == 0 {
-		lines = append(lines, m.st.Dim.Render("latency: no completed cold read sampled yet"))
-	} else {
-		lines = append(lines, fmt.Sprintf("latency (miss → value on the runner) p50 %s  p99 %s  over %d sampled reads",
-			dur(Percentile(mm.latencies, 50)), dur(Percentile(mm.latencies, 99)), len(mm.latencies)))
-	}
 	lines = append(lines,
-		fmt.Sprintf("%-20s %s", "p50 latency", m.st.Accent.Render(sparkline(mm.p50Hist.Values(), sw))),
+		m.timing("read round trip", "pool request → answer", mm.roundTrips.s),
+		m.timing("suspended", "issue → back on runner, with queueing", mm.suspended.s),
+		fmt.Sprintf("%-20s %s", "p50 round trip", m.st.Accent.Render(sparkline(mm.rttHist.Values(), sw))),
+		fmt.Sprintf("%-20s %s", "p50 suspended", m.st.Accent.Render(sparkline(mm.susHist.Values(), sw))),
 		fmt.Sprintf("%-20s %s", "cold misses/s", m.st.Warn.Render(sparkline(mm.misHist.Values(), sw))),
 		fmt.Sprintf("%-20s %s", "hot hits/s", m.st.Good.Render(sparkline(mm.hitHist.Values(), sw))))
 	return lines
+}
+
+// timing renders one read timing's line: name p50 p99 over the samples,
+// with what it measures.
+func (m *Model) timing(name, what string, s []time.Duration) string {
+	if len(s) == 0 {
+		return m.st.Dim.Render(fmt.Sprintf("%-15s none sampled yet: %s", name, what))
+	}
+	return fmt.Sprintf("%-15s p50 %-6s p99 %-6s %s, %d reads", name,
+		dur(Percentile(s, 50)), dur(Percentile(s, 99)), what, len(s))
+}
+
+// readP50 is the reads panel's collapsed figure: the pool's round trip,
+// or the suspension when the backend did not time round trips.
+func (mm *metrics) readP50() string {
+	if len(mm.roundTrips.s) > 0 {
+		return "round trip p50 " + dur(Percentile(mm.roundTrips.s, 50))
+	}
+	return "suspended p50 " + dur(Percentile(mm.suspended.s, 50))
 }
 
 func hitRatio(hits, misses float64) string {

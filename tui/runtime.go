@@ -56,7 +56,8 @@ type Runtime interface {
 // line. New finds it by type assertion.
 type ResultTable interface {
 	// ResultTable returns the column names and up to n of the newest
-	// rows, newest first, one cell per column.
+	// rows, newest first, one cell per column; nil column names mean no
+	// table this time, and the panel shows Results' lines.
 	ResultTable(n int) (cols []string, rows [][]string)
 }
 

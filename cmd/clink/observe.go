@@ -87,6 +87,10 @@ func (runControl) Results(n int) []string {
 	return []string{"(clink run writes this query's results to its stdout; they are not kept for the dashboard)"}
 }
 
+// ResultTable offers no table, so the attached results panel shows the
+// note of Results.
+func (runControl) ResultTable(int) ([]string, [][]string) { return nil, nil }
+
 // Close stops serving; every attached stream ends.
 func (o *observer) Close() error {
 	if o == nil {

@@ -90,6 +90,13 @@ func TestServeMetricsAndAttach(t *testing.T) {
 	if _, _, last := jobRow(t, conn); last < id {
 		t.Fatalf("SHOW JOBS last_checkpoint %d, want >= the attached checkpoint %d", last, id)
 	}
+	snap, err := c.Snapshot(ctx, "v", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(snap.Columns, ","); got != "op,k,c,s" || len(snap.Rows) != len(snap.Results) {
+		t.Fatalf("attached results: columns %q, %d rows for %d lines; want op,k,c,s over the same rows", got, len(snap.Rows), len(snap.Results))
+	}
 	if _, err := c.Crash(ctx, "v"); err == nil || !strings.Contains(err.Error(), "kill the server") {
 		t.Fatalf("attach crash: %v, want refused with the reason", err)
 	}

@@ -98,6 +98,14 @@ type Event struct {
 	N        int64 // a count or byte size, by kind
 	M        int64 // a second count, by kind
 	Text     string
+	// RoundTrip and Suspended time a ReadDone, measured by the backend
+	// (zero when it did not measure, as an older attach server): the
+	// pool's round trip, from the request issued to the pool until its
+	// answer arrived, and how long the reading records waited, from the
+	// read's issue on the runner until its value was back on the runner,
+	// which adds the runner's queueing before it resumed them. Neither is
+	// in String, so traces stay stable across machines.
+	RoundTrip, Suspended time.Duration
 }
 
 // String renders the event on one line, without its time, so traces are

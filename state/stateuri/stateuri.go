@@ -188,10 +188,14 @@ func (f *Factory) New(name string, subtask, parallelism int) (state.Backend, err
 	if f.cfg.Scheme == Memory {
 		return state.NewMemoryBackend(o, f.pool)
 	}
-	return state.NewRemoteReadBackend(state.RemoteOptions{
+	ro := state.RemoteOptions{
 		Options: o, Pool: f.pool, Executor: f.opts.Executor, IOThreads: f.cfg.IOThreads,
 		HotMaxBytes: f.HotMaxBytes(), WarmRestore: f.cfg.WarmRestore,
-	})
+	}
+	if f.opts.Clock != nil {
+		ro.Now = f.opts.Clock.Now // read timings on the simulated latency's clock
+	}
+	return state.NewRemoteReadBackend(ro)
 }
 
 // SetHotMaxBytes changes the hot-tier budget of the backends New builds
