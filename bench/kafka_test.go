@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"bytes"
-	"context"
 	"math"
 	"os/exec"
 	"testing"
@@ -13,18 +11,7 @@ import (
 // its two sides, and with kcat installed (CI installs it) the goal figure
 // against kcat is there.
 func TestKafkaSuite(t *testing.T) {
-	var log bytes.Buffer
-	e := &Env{tiny: true, suite: "kafka", Log: &log}
-	if err := runKafka(context.Background(), e); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	got := map[string]Figure{}
-	for _, f := range e.Figures() {
-		if math.IsNaN(f.Value) || math.IsInf(f.Value, 0) || f.Value <= 0 {
-			t.Errorf("figure %+v: want finite and positive", f)
-		}
-		got[f.Name] = f
-	}
+	got, log := runTinySuite(t, "kafka", runKafka)
 	want := []string{"groupby from kafka into upsert-kafka rows/s", "groupby from the generator into upsert-kafka rows/s",
 		"groupby kafka source/generator", "clink kafka source rows/s"}
 	if _, err := exec.LookPath("kcat"); err == nil {

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"bytes"
-	"context"
 	"math"
 	"testing"
 )
@@ -12,18 +10,7 @@ import (
 // medians' rounds (one round: exactly), and the readers' ratio is held
 // against its goal (met or not: speed is the benchmark's business).
 func TestServeSuite(t *testing.T) {
-	var log bytes.Buffer
-	e := &Env{tiny: true, suite: "serve", Log: &log}
-	if err := runServe(context.Background(), e); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	got := map[string]Figure{}
-	for _, f := range e.Figures() {
-		if math.IsNaN(f.Value) || math.IsInf(f.Value, 0) || f.Value <= 0 {
-			t.Errorf("figure %+v: want finite and positive", f)
-		}
-		got[f.Name] = f
-	}
+	got, log := runTinySuite(t, "serve", runServe)
 	for _, n := range []string{"point reads over the wire reads/s", "point reads in process reads/s", "point reads wire/in-process",
 		"view job alone rec/s", "view job with 50 readers rec/s", "50 readers' point reads during the job reads/s", "view job with/without 50 readers"} {
 		if _, ok := got[n]; !ok {
