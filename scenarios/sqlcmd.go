@@ -77,7 +77,7 @@ func (r *Replayer) newSession() (*session.Session, error) {
 	sim := newSimSwitch(cfg.Seed, cfg.Latency)
 	s, err := session.New(session.Config{
 		StateURI: uri, Parallelism: cfg.Parallelism, MaxInFlight: cfg.MaxInFlight, HashSeed: cfg.Seed,
-		Bus: r.w.bus, Clock: sim, Executor: sim, Idle: func() bool { return idle(sim.cur) }, Seed: cfg.Seed,
+		Bus: r.w.bus, Clock: sim, Executor: sim, Idle: func() bool { return idle(sim.cur()) }, Seed: cfg.Seed,
 		LookupHTTP: r.lookupHTTP, ResultTail: math.MaxInt32, // a scenario shows its whole changelog
 	})
 	if err != nil {

@@ -83,7 +83,7 @@ func (r *Replayer) streamRun(a *args) (string, error) {
 		return "", err
 	}
 	job := q.h.Job()
-	ran, err := stepJob(job, r.sim.cur, int(steps))
+	ran, err := stepJob(job, r.sim.cur(), int(steps))
 	var b strings.Builder
 	b.WriteString(q.checkpointNews())
 	if err != nil {
