@@ -55,12 +55,12 @@ func hotRunner(keys int, forceSync bool) (r *engine.Runner[counter.Rec], recs []
 		}
 	}
 	for i := range recs {
-		if _, err := r.Offer(engine.Element[counter.Rec]{Data: recs[i]}); err != nil {
+		if _, err := r.Offer(context.Background(), engine.Element[counter.Rec]{Data: recs[i]}); err != nil {
 			b.Close()
 			return nil, nil, nil, fmt.Errorf("hot runner warm-up: %w", err)
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		b.Close()
 		return nil, nil, nil, fmt.Errorf("hot runner warm-up: %w", err)
 	}
@@ -99,7 +99,7 @@ func hotPair(n int) (async, sync float64, err error) {
 	block := func(r *engine.Runner[counter.Rec], side int) (time.Duration, error) {
 		start := threadCPU()
 		for k := 0; k < overheadBlock; k++ {
-			if _, err := r.Offer(engine.Element[counter.Rec]{Data: recs[i[side]%len(recs)]}); err != nil {
+			if _, err := r.Offer(context.Background(), engine.Element[counter.Rec]{Data: recs[i[side]%len(recs)]}); err != nil {
 				return 0, fmt.Errorf("hot path: %w", err)
 			}
 			i[side]++
@@ -175,7 +175,7 @@ func runOverhead(ctx context.Context, e *Env) error {
 	}
 	i := 0
 	allocs := testing.AllocsPerRun(e.size(20_000, 2_000), func() {
-		_, _ = r.Offer(engine.Element[counter.Rec]{Data: recs[i%len(recs)]})
+		_, _ = r.Offer(context.Background(), engine.Element[counter.Rec]{Data: recs[i%len(recs)]})
 		i++
 	})
 	e.atMost("allocations per record on a hit", allocs, UnitAllocs, 0, "testing.AllocsPerRun over the async hot path")

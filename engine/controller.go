@@ -85,7 +85,6 @@ type Controller struct {
 
 	flush   func() bool
 	observe func(ready, inflight int) // nil unless an adapter listens
-	keys    KeySource                 // the lazy key of the record runLazy runs
 
 	mu     sync.Mutex
 	ready  []readyItem
@@ -289,11 +288,10 @@ func (c *Controller) finishInline(err error) {
 // the end of the run if r is still unfinished without having suspended.
 func (c *Controller) runLazy(r *Record, ks KeySource) {
 	gen := r.gen
-	r.lazy, c.keys = true, ks
+	r.lazyKey = ks
 	c.run(r)
-	c.keys = nil
-	if r.gen == gen && r.lazy {
-		r.key, r.lazy = ks.SubmitKey(), false
+	if r.gen == gen {
+		r.resolveKey()
 	}
 }
 

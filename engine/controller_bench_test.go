@@ -216,7 +216,7 @@ func BenchmarkRunnerInlineHit(b *testing.B) {
 		for s, r := range runners {
 			start := time.Now()
 			for k := uint64(0); k < 256; k++ {
-				if _, err := r.Offer(Element[hotRec]{Data: hotRec{key: (k * 7919) % benchKeys}}); err != nil {
+				if _, err := r.Offer(context.Background(), Element[hotRec]{Data: hotRec{key: (k * 7919) % benchKeys}}); err != nil {
 					b.Fatal(err)
 				}
 			}

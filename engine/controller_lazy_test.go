@@ -50,3 +50,26 @@ func TestSubmitLazyComputesKeyOnlyWhenGated(t *testing.T) {
 		t.Fatalf("in flight %d, gate %v", h.c.InFlight(), h.c.gate)
 	}
 }
+
+// heldBody keeps its record unfinished past Run, without suspending.
+type heldBody struct{ r *Record }
+
+func (b *heldBody) Run(r *Record) { b.r = r }
+
+// TestSubmitLazyResolvesKeyBeforeReturning: a record still unfinished when
+// SubmitLazy returns has its key already, since the key source is reused
+// by the next record (the runner's pendingKey is).
+func TestSubmitLazyResolvesKeyBeforeReturning(t *testing.T) {
+	h := newHarness(t, ControllerConfig{})
+	ks := &countingKey{key: 7}
+	held := &heldBody{}
+	h.c.SubmitLazy(ks, held)
+	ks.key = 8 // the source now describes another record
+	if got := held.r.Key(); got != 7 {
+		t.Fatalf("held record's key = %d, want 7", got)
+	}
+	if ks.asked != 1 {
+		t.Fatalf("key asked %d times, want 1", ks.asked)
+	}
+	held.r.Finish(nil)
+}

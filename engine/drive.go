@@ -148,7 +148,7 @@ func (s *subtask[T]) stepOperator() (bool, error) {
 		if !ok {
 			return progress, nil
 		}
-		accepted, err := s.deliver(env)
+		accepted, err := s.deliver(context.Background(), env)
 		if err != nil {
 			return true, err
 		}
@@ -259,7 +259,6 @@ func (s *subtask[T]) runSource(ctx context.Context) error {
 }
 
 func (s *subtask[T]) runOperator(ctx context.Context) error {
-	s.runner.ctx = ctx
 	var wake <-chan struct{}
 	if c := s.runner.ctl; c != nil {
 		wake = c.Wake()
@@ -267,7 +266,7 @@ func (s *subtask[T]) runOperator(ctx context.Context) error {
 	for !s.done.Load() {
 		env, fromReplay, ok := s.next()
 		if ok {
-			accepted, err := s.deliver(env)
+			accepted, err := s.deliver(ctx, env)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -122,7 +123,7 @@ func newHotRunner(t *testing.T, op *hotOp, cfg RunnerConfig) *Runner[hotRec] {
 
 func offerRec(t *testing.T, r *Runner[hotRec], key uint64, seq int) bool {
 	t.Helper()
-	ok, err := r.Offer(Element[hotRec]{Data: hotRec{key: key, seq: seq}})
+	ok, err := r.Offer(context.Background(), Element[hotRec]{Data: hotRec{key: key, seq: seq}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestInlineHitSkipsBusyKey(t *testing.T) {
 		t.Fatalf("%d records took the inline path, want 1 (key 2)", op.inline)
 	}
 	op.kv.complete(0)
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"2:3@1", "1:1@11", "1:2@12"}
@@ -198,7 +199,7 @@ func TestInlineHitFailures(t *testing.T) {
 			op.kv, op.out = newFakeKV(nil), &out
 			op.kv.hot[1] = 0
 			r := newHotRunner(t, &op, RunnerConfig{})
-			_, err := r.Offer(Element[hotRec]{Data: hotRec{key: 1, seq: 1}})
+			_, err := r.Offer(context.Background(), Element[hotRec]{Data: hotRec{key: 1, seq: 1}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Offer: %v, want an error containing %q", err, tc.want)
 			}
@@ -253,7 +254,7 @@ func randomInline(t *testing.T, seed uint64) {
 		case x == 8:
 			wm++
 			arrivedBefore[wm] = seq
-			if _, err := r.Offer(Element[hotRec]{Kind: Watermark, Watermark: wm}); err != nil {
+			if _, err := r.Offer(context.Background(), Element[hotRec]{Kind: Watermark, Watermark: wm}); err != nil {
 				t.Fatal(err)
 			}
 		case x == 9 && len(op.kv.loads) > 0 && rng.IntN(2) == 0:
@@ -274,7 +275,7 @@ func randomInline(t *testing.T, seed uint64) {
 		op.kv.complete(rng.IntN(len(op.kv.loads)))
 		return true
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var recs []string
@@ -314,7 +315,7 @@ func TestInlineHitAllocatesNothing(t *testing.T) {
 	op.kv.hot[1] = 0
 	r := newHotRunner(t, op, RunnerConfig{})
 	el := Element[hotRec]{Data: hotRec{key: 1}}
-	allocs := testing.AllocsPerRun(1000, func() { r.Offer(el) })
+	allocs := testing.AllocsPerRun(1000, func() { r.Offer(context.Background(), el) })
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per inline record", allocs)
 	}

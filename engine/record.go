@@ -25,11 +25,11 @@ type Record struct {
 	epoch   uint64
 	gen     uint32
 	state   recState
-	gated   bool    // registered in the gate (it suspended at least once)
-	counted bool    // entered in its epoch's pending count and in-flight total
-	lazy    bool    // key not computed yet: Controller.keys gives it
-	next    *Record // parked FIFO link, or free-list link
-	head    *Record // parked FIFO behind this in-flight record
+	gated   bool      // registered in the gate (it suspended at least once)
+	counted bool      // entered in its epoch's pending count and in-flight total
+	lazyKey KeySource // non-nil while the key is not computed: valid only inside SubmitLazy
+	next    *Record   // parked FIFO link, or free-list link
+	head    *Record   // parked FIFO behind this in-flight record
 	tail    *Record
 }
 
@@ -42,8 +42,8 @@ func (r *Record) Key() uint64 {
 // resolveKey computes a lazily submitted record's key (it is still inside
 // its SubmitLazy call, the only time the key source is valid).
 func (r *Record) resolveKey() {
-	if r.lazy {
-		r.key, r.lazy = r.c.keys.SubmitKey(), false
+	if r.lazyKey != nil {
+		r.key, r.lazyKey = r.lazyKey.SubmitKey(), nil
 	}
 }
 
@@ -65,7 +65,7 @@ func (c *Controller) alloc() *Record {
 
 func (c *Controller) release(r *Record) {
 	r.gen++
-	r.body, r.head, r.tail, r.gated, r.counted, r.lazy, r.state = nil, nil, nil, false, false, false, recFree
+	r.body, r.head, r.tail, r.gated, r.counted, r.lazyKey, r.state = nil, nil, nil, false, false, nil, recFree
 	r.next = c.free
 	c.free = r
 }

@@ -47,7 +47,6 @@ type Runner[T any] struct {
 	out     Output[T]
 	ctl     *Controller
 	backend state.Backend
-	ctx     context.Context
 	err     error
 	keys    *pendingKey[T]
 	hot     HotProcessor[T] // the operator's hit path, nil when it has none
@@ -94,7 +93,7 @@ func NewRunner[T any](op Operator[T], out Output[T], cfg RunnerConfig) (*Runner[
 	if cfg.Clock == nil {
 		cfg.Clock = async.RealClock{}
 	}
-	r := &Runner[T]{cfg: cfg, op: op, out: out, backend: cfg.Backend, ctx: context.Background()}
+	r := &Runner[T]{cfg: cfg, op: op, out: out, backend: cfg.Backend}
 	aop, isAsync := op.(AsyncOperator[T])
 	ab, deferReads := cfg.Backend.(state.AsyncBackend)
 	deferReads = deferReads && ab.SupportsAsyncGet()
@@ -174,9 +173,10 @@ func (r *Runner[T]) Backend() state.Backend { return r.backend }
 // Full reports whether a data element would be refused now (in-flight cap).
 func (r *Runner[T]) Full() bool { return r.aop != nil && r.ctl.Full() }
 
-// Offer hands one element to the subtask. It reports false, taking nothing,
+// Offer hands one element to the subtask; ctx bounds the waits a barrier or
+// the end of input makes. It reports false, taking nothing,
 // when a record meets the in-flight cap: Poll (or wait on Wake) and retry.
-func (r *Runner[T]) Offer(el Element[T]) (bool, error) {
+func (r *Runner[T]) Offer(ctx context.Context, el Element[T]) (bool, error) {
 	if r.err != nil {
 		return false, r.err
 	}
@@ -186,9 +186,9 @@ func (r *Runner[T]) Offer(el Element[T]) (bool, error) {
 	case Watermark:
 		return true, r.watermark(el.Watermark)
 	case Barrier:
-		return true, r.barrier(el.Checkpoint)
+		return true, r.barrier(ctx, el.Checkpoint)
 	case EndOfInput:
-		return true, r.Drain()
+		return true, r.Drain(ctx)
 	}
 	return false, fmt.Errorf("operator %s/%d: unknown element kind %d", r.cfg.Name, r.cfg.Subtask, el.Kind)
 }
@@ -286,9 +286,9 @@ func (r *Runner[T]) forwardWatermark(wm int64) {
 	r.out.EmitWatermark(wm)
 }
 
-func (r *Runner[T]) barrier(id state.CheckpointID) error {
+func (r *Runner[T]) barrier(ctx context.Context, id state.CheckpointID) error {
 	if r.ctl != nil {
-		if err := r.ctl.DrainForBarrier(r.ctx, uint64(id)); err != nil {
+		if err := r.ctl.DrainForBarrier(ctx, uint64(id)); err != nil {
 			return r.fail(err)
 		}
 	}
@@ -300,14 +300,14 @@ func (r *Runner[T]) barrier(id state.CheckpointID) error {
 			return r.fail(err)
 		}
 	}
-	if err := r.capture(id); err != nil {
+	if err := r.capture(ctx, id); err != nil {
 		return r.fail(err)
 	}
 	r.out.EmitBarrier(id)
 	return nil
 }
 
-func (r *Runner[T]) capture(id state.CheckpointID) error {
+func (r *Runner[T]) capture(ctx context.Context, id state.CheckpointID) error {
 	pb, ok := r.cfg.Backend.(state.PersistBackend)
 	if !ok || !pb.SupportsAsyncPersist() {
 		return nil
@@ -319,7 +319,7 @@ func (r *Runner[T]) capture(id state.CheckpointID) error {
 	if r.cfg.OnCapture != nil {
 		return r.cfg.OnCapture(r.cfg.Subtask, c)
 	}
-	return pb.Persist(r.ctx, c)
+	return pb.Persist(ctx, c)
 }
 
 // Poll resumes ready completions and returns the first failure.
@@ -331,11 +331,11 @@ func (r *Runner[T]) Poll() error {
 }
 
 // Drain runs until nothing is in flight and every closed epoch released.
-func (r *Runner[T]) Drain() error {
+func (r *Runner[T]) Drain(ctx context.Context) error {
 	if r.ctl == nil {
 		return r.err
 	}
-	return r.failIf(r.ctl.Drain(r.ctx))
+	return r.failIf(r.ctl.Drain(ctx))
 }
 
 func (r *Runner[T]) fail(err error) error {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -93,7 +94,7 @@ func (s *subtask[T]) consume(fromReplay bool) {
 
 // deliver hands one envelope to the operator through the gate. It reports
 // false, consuming nothing, when the runner is at its in-flight cap.
-func (s *subtask[T]) deliver(env envelope[T]) (bool, error) {
+func (s *subtask[T]) deliver(ctx context.Context, env envelope[T]) (bool, error) {
 	g := &s.gate
 	if g.blocked[env.ch] {
 		g.held = append(g.held, env)
@@ -102,7 +103,7 @@ func (s *subtask[T]) deliver(env envelope[T]) (bool, error) {
 	switch env.el.Kind {
 	case Data:
 		g.idle[env.ch], g.outIdle = false, false
-		ok, err := s.runner.Offer(env.el)
+		ok, err := s.runner.Offer(ctx, env.el)
 		if ok {
 			s.delivered++
 			if s.delivered&63 == 0 {
@@ -113,25 +114,25 @@ func (s *subtask[T]) deliver(env envelope[T]) (bool, error) {
 	case Watermark:
 		if env.el.Watermark == WatermarkIdle {
 			g.idle[env.ch] = true
-			if err := s.advanceWatermark(); err != nil {
+			if err := s.advanceWatermark(ctx); err != nil {
 				return true, err
 			}
-			return true, s.passIdle()
+			return true, s.passIdle(ctx)
 		}
 		g.idle[env.ch] = false
 		if env.el.Watermark > g.wm[env.ch] {
 			g.wm[env.ch] = env.el.Watermark
 		}
-		return true, s.advanceWatermark()
+		return true, s.advanceWatermark(ctx)
 	case Barrier:
-		return true, s.barrierFrom(env.ch, env.el.Checkpoint)
+		return true, s.barrierFrom(ctx, env.ch, env.el.Checkpoint)
 	case EndOfInput:
-		return true, s.endFrom(env.ch)
+		return true, s.endFrom(ctx, env.ch)
 	}
 	return false, fmt.Errorf("%s: unknown element kind %d", s.name, env.el.Kind)
 }
 
-func (s *subtask[T]) advanceWatermark() error {
+func (s *subtask[T]) advanceWatermark(ctx context.Context) error {
 	g := &s.gate
 	if g.live == 0 {
 		return nil
@@ -139,7 +140,7 @@ func (s *subtask[T]) advanceWatermark() error {
 	if m, ok := minActive(g.wm, g.ended, g.idle, g.lastWM); ok && m > g.lastWM {
 		g.lastWM, g.outIdle = m, false
 		s.watermark.Store(m)
-		_, err := s.runner.Offer(Element[T]{Kind: Watermark, Watermark: m})
+		_, err := s.runner.Offer(ctx, Element[T]{Kind: Watermark, Watermark: m})
 		return err
 	}
 	return nil
@@ -148,17 +149,17 @@ func (s *subtask[T]) advanceWatermark() error {
 // passIdle sends WatermarkIdle downstream, through the runner (so it
 // follows the records and watermarks before it), once every live input
 // channel is idle.
-func (s *subtask[T]) passIdle() error {
+func (s *subtask[T]) passIdle(ctx context.Context) error {
 	g := &s.gate
 	if g.outIdle || !allIdle(g.ended, g.idle) {
 		return nil
 	}
 	g.outIdle = true
-	_, err := s.runner.Offer(Element[T]{Kind: Watermark, Watermark: WatermarkIdle})
+	_, err := s.runner.Offer(ctx, Element[T]{Kind: Watermark, Watermark: WatermarkIdle})
 	return err
 }
 
-func (s *subtask[T]) barrierFrom(ch int, id state.CheckpointID) error {
+func (s *subtask[T]) barrierFrom(ctx context.Context, ch int, id state.CheckpointID) error {
 	g := &s.gate
 	if g.barrier != 0 && g.barrier != id {
 		return fmt.Errorf("%s: barrier %d arrived while aligning %d", s.name, id, g.barrier)
@@ -166,10 +167,10 @@ func (s *subtask[T]) barrierFrom(ch int, id state.CheckpointID) error {
 	g.barrier = id
 	g.blocked[ch] = true
 	g.arrived++
-	return s.maybeCompleteBarrier()
+	return s.maybeCompleteBarrier(ctx)
 }
 
-func (s *subtask[T]) maybeCompleteBarrier() error {
+func (s *subtask[T]) maybeCompleteBarrier(ctx context.Context) error {
 	g := &s.gate
 	if g.barrier == 0 || g.arrived < g.live {
 		return nil
@@ -180,7 +181,7 @@ func (s *subtask[T]) maybeCompleteBarrier() error {
 		g.blocked[i] = false
 	}
 	s.capture = nil
-	if _, err := s.runner.Offer(Element[T]{Kind: Barrier, Checkpoint: id}); err != nil {
+	if _, err := s.runner.Offer(ctx, Element[T]{Kind: Barrier, Checkpoint: id}); err != nil {
 		return err
 	}
 	s.released = append(s.released, g.held...)
@@ -189,20 +190,20 @@ func (s *subtask[T]) maybeCompleteBarrier() error {
 	return nil
 }
 
-func (s *subtask[T]) endFrom(ch int) error {
+func (s *subtask[T]) endFrom(ctx context.Context, ch int) error {
 	g := &s.gate
 	g.ended[ch] = true
 	g.live--
-	if err := s.maybeCompleteBarrier(); err != nil {
+	if err := s.maybeCompleteBarrier(ctx); err != nil {
 		return err
 	}
 	if g.live > 0 {
-		if err := s.advanceWatermark(); err != nil {
+		if err := s.advanceWatermark(ctx); err != nil {
 			return err
 		}
-		return s.passIdle()
+		return s.passIdle(ctx)
 	}
-	if _, err := s.runner.Offer(Element[T]{Kind: EndOfInput}); err != nil {
+	if _, err := s.runner.Offer(ctx, Element[T]{Kind: EndOfInput}); err != nil {
 		return err
 	}
 	s.deliveredPub.Store(s.delivered)

@@ -1,6 +1,7 @@
 package counter_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -38,11 +39,11 @@ func hotRunner(tb testing.TB, keys int, forceSync bool) (*engine.Runner[counter.
 	recs := make([]counter.Rec, keys)
 	for i := range recs {
 		recs[i] = counter.Rec{Key: fmt.Appendf(nil, "key-%05d", i), Value: 1}
-		if _, err := r.Offer(engine.Element[counter.Rec]{Data: recs[i]}); err != nil {
+		if _, err := r.Offer(context.Background(), engine.Element[counter.Rec]{Data: recs[i]}); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	return r, recs, out
@@ -58,7 +59,7 @@ func TestHotHitPathAllocatesNothing(t *testing.T) {
 	}
 	i := 0
 	allocs := testing.AllocsPerRun(2000, func() {
-		r.Offer(engine.Element[counter.Rec]{Data: recs[i%len(recs)]})
+		r.Offer(context.Background(), engine.Element[counter.Rec]{Data: recs[i%len(recs)]})
 		i++
 	})
 	if allocs != 0 {
@@ -81,7 +82,7 @@ func BenchmarkHotHitRecord(b *testing.B) {
 			r, recs, _ := hotRunner(b, 4096, path.sync)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				r.Offer(engine.Element[counter.Rec]{Data: recs[i%len(recs)]})
+				r.Offer(context.Background(), engine.Element[counter.Rec]{Data: recs[i%len(recs)]})
 			}
 		})
 	}

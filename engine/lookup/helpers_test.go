@@ -1,6 +1,7 @@
 package lookup
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -144,7 +145,7 @@ func simRunner(t testing.TB, op *AsyncLookupOperator[Rec, string], sim *async.Si
 func offer(t testing.TB, r *engine.Runner[Rec], sim *async.Sim, el engine.Element[Rec]) error {
 	t.Helper()
 	for {
-		ok, err := r.Offer(el)
+		ok, err := r.Offer(context.Background(), el)
 		if err != nil || ok {
 			return err
 		}

@@ -112,7 +112,7 @@ func realRunner(t testing.TB, op engine.Operator[Rec]) (*engine.Runner[Rec], *re
 func offerReal(t testing.TB, r *engine.Runner[Rec], el engine.Element[Rec]) {
 	t.Helper()
 	for {
-		ok, err := r.Offer(el)
+		ok, err := r.Offer(context.Background(), el)
 		if err != nil {
 			t.Fatal(err)
 		}

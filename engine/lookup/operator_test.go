@@ -1,6 +1,7 @@
 package lookup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -189,7 +190,7 @@ func TestSyncPathBlocksWithoutSpinning(t *testing.T) {
 	}
 	defer r.Close()
 	done := make(chan error, 1)
-	go func() { _, err := r.Offer(data(1)); done <- err }()
+	go func() { _, err := r.Offer(context.Background(), data(1)); done <- err }()
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)

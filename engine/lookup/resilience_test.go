@@ -1,6 +1,7 @@
 package lookup
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -113,7 +114,7 @@ func TestBreakerOpensAndProbes(t *testing.T) {
 	r, out := simRunner(t, op, sim, false)
 	// Record 1 fails 3 attempts (opening the breaker), the 4th is refused.
 	feed(t, r, sim, ids(1, 4)...)
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if svc.total != 3 {

@@ -3,6 +3,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"syscall"
@@ -49,11 +50,11 @@ func aggRun(b *testing.B, a *Aggregate, n, retract int) time.Duration {
 	}
 	start := cpuTime(b)
 	for _, ch := range in {
-		if _, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Data: ch}); err != nil {
+		if _, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Data, Data: ch}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return cpuTime(b) - start

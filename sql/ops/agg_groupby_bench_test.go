@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -45,7 +46,7 @@ func BenchmarkGroupByRow(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				if _, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Data: in[i%len(in)]}); err != nil {
+				if _, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Data, Data: in[i%len(in)]}); err != nil {
 					b.Fatal(err)
 				}
 			}

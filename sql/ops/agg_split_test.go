@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -276,11 +277,11 @@ func runSyncOn(t *testing.T, be state.Backend, op engine.Operator[Change], ins [
 		t.Fatal(err)
 	}
 	for _, in := range ins {
-		if _, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Input: in.side, Data: in.ch}); err != nil {
+		if _, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Data, Input: in.side, Data: in.ch}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return out.out

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ func runOpStats(t *testing.T, p opPath, op engine.Operator[Change], ins []input)
 	}
 	for i, in := range ins {
 		if i%50 == 49 { // checkpoint: committed state becomes evictable, reads miss
-			if _, err := r.Offer(engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
+			if _, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -88,7 +89,7 @@ func runOpStats(t *testing.T, p opPath, op engine.Operator[Change], ins []input)
 			el = engine.Element[Change]{Kind: engine.Watermark, Watermark: in.wm}
 		}
 		for {
-			ok, err := r.Offer(el)
+			ok, err := r.Offer(context.Background(), el)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,12 +97,12 @@ func runOpStats(t *testing.T, p opPath, op engine.Operator[Change], ins []input)
 				break
 			}
 			// At the in-flight cap: drain (flushing coalesced reads).
-			if err := r.Drain(); err != nil {
+			if err := r.Drain(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var st engine.Stats
@@ -223,24 +224,24 @@ func runAsyncWrapped(t *testing.T, op engine.Operator[Change], in []input, wrap 
 	}
 	for i, e := range in {
 		if i%50 == 49 {
-			if _, err := r.Offer(engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
+			if _, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Barrier, Checkpoint: state.CheckpointID(i/50 + 1)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for {
-			ok, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch})
+			ok, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ok {
 				break
 			}
-			if err := r.Drain(); err != nil {
+			if err := r.Drain(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return out, r

@@ -3,6 +3,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -68,11 +69,11 @@ func ogBenchRun(b *testing.B, cfg OverGeneralConfig, n int) time.Duration {
 	}
 	start := cpuTime(b)
 	for _, ch := range in {
-		if _, err := r.Offer(engine.Element[Change]{Kind: engine.Data, Data: ch}); err != nil {
+		if _, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Data, Data: ch}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := r.Drain(); err != nil {
+	if err := r.Drain(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return cpuTime(b) - start
