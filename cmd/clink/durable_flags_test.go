@@ -58,13 +58,13 @@ func TestREPLDurableFlags(t *testing.T) {
 }
 
 // TestTUIDurableFlags: `clink tui` takes --checkpoint-interval and
-// --restore, passes --restore to the SQL session, and refuses it for the
-// counter demo.
+// --restore, passes --restore to the SQL session, and refuses it for a
+// scenario replay.
 func TestTUIDurableFlags(t *testing.T) {
 	var errb bytes.Buffer
-	err := runTUI([]string{"--counter", "--restore", "latest"}, io.Discard, &errb)
+	err := runTUI([]string{"--replay", "x.scn", "--restore", "latest"}, io.Discard, &errb)
 	if err == nil || !strings.Contains(err.Error(), "--restore") {
-		t.Fatalf("--counter --restore = %v", err)
+		t.Fatalf("--replay --restore = %v", err)
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "q.sql")

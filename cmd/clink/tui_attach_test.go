@@ -101,7 +101,7 @@ func TestTUIAttachErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--attach", empty, "--demo"}, "--demo, --counter, -f, --replay and --attach are exclusive"},
+		{[]string{"--attach", empty, "--demo"}, "--demo, -f, --replay and --attach are exclusive"},
 		{[]string{"-job", "q1"}, "-job NAME picks a job of --attach HOST:PORT"},
 	}
 	for _, c := range flagCases {

@@ -39,6 +39,14 @@ FROM bid b JOIN auction a ON b.auction = a.id
 GROUP BY b.auction, a.seller ORDER BY bids DESC LIMIT 20;
 `
 
+// tuiDemoStateURI is the dashboard demo's tier: about 2 ms reads. The hot
+// budget is set per job (-hot-budget) so that it can change on restore.
+const tuiDemoStateURI = "disagg-local://?latency=uniform(1ms,3ms)&io_threads=2"
+
+// demoMaxInFlight caps each subtask's in-flight records low enough that
+// the gate gauges move.
+const demoMaxInFlight = 256
+
 // demoSQLState is the SQL demo's tier: ~2 ms remote reads and the
 // -hot-budget per subtask.
 func demoSQLState(hot int64) string {

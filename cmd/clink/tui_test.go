@@ -89,14 +89,6 @@ func TestTUIEndToEnd(t *testing.T) {
 	driveDashboard(t, buildClink(t)+" tui --checkpoint-every 0", "FROM bid b JOIN auction a")
 }
 
-// TestTUICounterEndToEnd: the built-in counter demo still runs.
-func TestTUICounterEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test builds the binary and runs it in tmux")
-	}
-	driveDashboard(t, buildClink(t)+" tui --counter --checkpoint-every 0", "built-in counter")
-}
-
 // TestTUIFileEndToEnd: `clink tui -f FILE.sql` runs the file's
 // statements and shows its chosen SELECT (a Nexmark GROUP BY) with
 // moving panels and results.
