@@ -171,8 +171,12 @@ func (m *Model) gatesBody(w int) []string {
 		if i < len(mm.subIn) {
 			in = mm.subIn[i].PerSec
 		}
+		c := cap
+		if g.MaxInFlight > 0 { // the subtask's own cap: a lookup's, or an adapted one
+			c = g.MaxInFlight
+		}
 		lines = append(lines, fmt.Sprintf("%-*s in flight %s %4d/%-4d parked %-4d %6s/s",
-			nameW, subName(s), gauge(m.st, float64(g.InFlight), float64(cap), gw), g.InFlight, cap, g.Parked, num(in)))
+			nameW, subName(s), gauge(m.st, float64(g.InFlight), float64(c), gw), g.InFlight, c, g.Parked, num(in)))
 		strip.WriteString(level(float64(g.InFlight+g.Parked), maxLoad))
 	}
 	if len(mm.snap.Subtasks) == 0 {

@@ -43,6 +43,7 @@ func (s *simRuntime) Snapshot() engine.JobSnapshot {
 			HasState: true,
 		})
 	}
+	out.Subtasks[3].Gate.MaxInFlight = 48 // its own cap (an adapted one): the others show Info's
 	out.Checkpoints = s.ckpts
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,13 @@ type HTTPSpec struct {
 	// query fails), "null" (the row is emitted with NULL lookup columns) or
 	// "drop" (the row is dropped).
 	OnFailure string
+	// Adaptive names the signal that adapts the in-flight cap between
+	// AdaptiveMin and MaxConcurrency ("latency" or "ready_fill"; "" off);
+	// AdaptiveSetpoint is its target: seconds of mean lookup latency, or the
+	// fraction of in-flight lookups ready at a poll.
+	Adaptive         string
+	AdaptiveSetpoint float64
+	AdaptiveMin      int
 }
 
 // URLPart is a literal piece of a URL template (Col < 0) or a placeholder
@@ -68,6 +76,7 @@ var httpOptions = []string{
 	"connector", "url", "format", "max_concurrency", "ordered", "timeout",
 	"retry.max_attempts", "retry.initial_backoff", "retry.multiplier", "retry.max_backoff",
 	"breaker.failure_threshold", "breaker.cooldown", "on_failure",
+	"adaptive", "adaptive.setpoint", "adaptive.min",
 }
 
 // ParseHTTP checks an http table's options and URL template. Errors point
@@ -103,7 +112,59 @@ func ParseHTTP(t *Table) (*HTTPSpec, error) {
 			return nil, t.OptErr("on_failure", "want fail, null or drop, got %q", v)
 		}
 	}
+	if err := s.parseAdaptive(t); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// parseAdaptive reads the adaptive in-flight cap: a signal, its setpoint
+// (a duration for latency, a fraction for ready_fill) and the lowest cap.
+func (s *HTTPSpec) parseAdaptive(t *Table) error {
+	v, ok := t.Opt("adaptive")
+	s.Adaptive = strings.ToLower(strings.TrimSpace(v))
+	switch s.Adaptive {
+	case "", "off":
+		s.Adaptive = ""
+		for _, k := range []string{"adaptive.setpoint", "adaptive.min"} {
+			if _, set := t.Opt(k); set {
+				return t.OptErr(k, "needs adaptive = 'latency' or 'ready_fill'")
+			}
+		}
+		return nil
+	case "latency", "ready_fill":
+	default:
+		if ok {
+			return t.OptErr("adaptive", "want off, latency or ready_fill, got %q", v)
+		}
+	}
+	sp, ok := t.Opt("adaptive.setpoint")
+	if !ok {
+		return t.OptErr("adaptive", "needs adaptive.setpoint (a latency such as '50ms', or a ready fraction such as '0.5')")
+	}
+	sp = strings.TrimSpace(sp)
+	if s.Adaptive == "latency" {
+		d, err := time.ParseDuration(sp)
+		if err != nil || d <= 0 || d > time.Hour {
+			return t.OptErr("adaptive.setpoint", "want a latency from 1ns to 1h such as '50ms', got %q", sp)
+		}
+		s.AdaptiveSetpoint = d.Seconds()
+	} else {
+		f, err := strconv.ParseFloat(sp, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return t.OptErr("adaptive.setpoint", "want a fraction in (0, 1] such as '0.5', got %q", sp)
+		}
+		s.AdaptiveSetpoint = f
+	}
+	n, err := t.IntOpt("adaptive.min", 1)
+	if err != nil {
+		return err
+	}
+	if n < 1 || n > int64(s.MaxConcurrency) {
+		return t.OptErr("adaptive.min", "want 1 to max_concurrency (%d), got %d", s.MaxConcurrency, n)
+	}
+	s.AdaptiveMin = int(n)
+	return nil
 }
 
 func checkHTTPKeys(t *Table) error {

@@ -125,6 +125,8 @@ type LookupJoinConfig struct {
 	Retry          *resilience.RetryPolicy
 	Breaker        *resilience.CircuitBreaker
 	OnFailure      lookup.FailurePolicy
+	// Adapt (nil: a fixed cap) adapts the in-flight cap below MaxConcurrency.
+	Adapt *lookup.AdaptConfig
 	// Gate keeps per-key order in unordered mode (a retracting input).
 	Gate     bool
 	HashSeed uint64
@@ -176,7 +178,7 @@ func NewLookupJoin(cfg LookupJoinConfig) engine.Operator[Change] {
 	lc := lookup.Config[Change, *lookupOut]{
 		Name: cfg.Name, Lookup: lj.lookup, Merge: lj.merge, Mode: mode,
 		MaxConcurrency: cfg.MaxConcurrency, Timeout: cfg.Timeout, Retry: cfg.Retry,
-		Breaker: cfg.Breaker, OnFailure: cfg.OnFailure, Idle: cfg.Idle,
+		Breaker: cfg.Breaker, OnFailure: cfg.OnFailure, Idle: cfg.Idle, Adapt: cfg.Adapt,
 	}
 	if cfg.Gate {
 		lc.Key = lj.gateKey

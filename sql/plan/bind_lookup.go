@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"clink/sql/ast"
 	"clink/sql/connector"
@@ -213,6 +214,13 @@ func lookupDetail(n *Node, s *connector.HTTPSpec, rest []ast.Expr) string {
 		b.WriteString(", no breaker")
 	}
 	fmt.Fprintf(&b, ", on_failure %s", s.OnFailure)
+	switch s.Adaptive {
+	case "latency":
+		fmt.Fprintf(&b, ", adaptive cap %d..%d toward %s mean latency", s.AdaptiveMin, s.MaxConcurrency,
+			time.Duration(s.AdaptiveSetpoint*float64(time.Second)))
+	case "ready_fill":
+		fmt.Fprintf(&b, ", adaptive cap %d..%d toward %g of in-flight ready", s.AdaptiveMin, s.MaxConcurrency, s.AdaptiveSetpoint)
+	}
 	if len(rest) > 0 {
 		fmt.Fprintf(&b, ", ON %s", ast.String(andAll(rest)))
 	}

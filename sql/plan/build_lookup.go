@@ -41,6 +41,13 @@ func (b *builder) lookupStage(n *Node, ins []int) (int, error) {
 		Timeout: spec.Timeout, OnFailure: failurePolicy(spec.OnFailure),
 		Gate: !spec.Ordered && !n.Inputs[0].AppendOnly(), HashSeed: b.opts.HashSeed, Client: client, Idle: env.Idle,
 	}
+	if spec.Adaptive != "" {
+		cfg.Adapt = &enginelookup.AdaptConfig{Signal: enginelookup.Latency, Setpoint: spec.AdaptiveSetpoint,
+			Min: spec.AdaptiveMin, Max: spec.MaxConcurrency}
+		if spec.Adaptive == "ready_fill" {
+			cfg.Adapt.Signal = enginelookup.ReadyFill
+		}
+	}
 	if spec.RetryMaxAttempts > 1 {
 		cfg.Retry = &resilience.RetryPolicy{MaxAttempts: spec.RetryMaxAttempts, InitialBackoff: spec.RetryBackoff,
 			Multiplier: spec.RetryMultiplier, MaxBackoff: spec.RetryMaxWait, ShouldRetry: ops.Retryable}

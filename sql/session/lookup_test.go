@@ -315,6 +315,12 @@ CREATE TABLE users (id BIGINT, name VARCHAR) WITH (connector = 'http', url = 'ht
 		{ddl(", url = 'http://h/{id}', retry.max_attempts = 'x'"), "option retry.max_attempts: want an integer"},
 		{ddl(", url = 'http://h/{id}', format = 'csv'"), "option format: only 'json'"},
 		{ddl(", url = 'http://h/{id}', retries = 3"), "option retries: unknown option for connector http"},
+		{ddl(", url = 'http://h/{id}', adaptive = 'pid'"), "option adaptive: want off, latency or ready_fill"},
+		{ddl(", url = 'http://h/{id}', adaptive = 'latency'"), "option adaptive: needs adaptive.setpoint"},
+		{ddl(", url = 'http://h/{id}', adaptive = 'latency', adaptive.setpoint = '0.5'"), "option adaptive.setpoint: want a latency"},
+		{ddl(", url = 'http://h/{id}', adaptive = 'ready_fill', adaptive.setpoint = '2'"), "option adaptive.setpoint: want a fraction"},
+		{ddl(", url = 'http://h/{id}', max_concurrency = 4, adaptive = 'latency', adaptive.setpoint = '5ms', adaptive.min = 5"), "option adaptive.min: want 1 to max_concurrency (4)"},
+		{ddl(", url = 'http://h/{id}', adaptive.setpoint = '5ms'"), "option adaptive.setpoint: needs adaptive = 'latency' or 'ready_fill'"},
 		{"SELECT * FROM users", "error at 1:15: table users (connector http) is a lookup table and cannot be scanned"},
 		{"SELECT * FROM users u JOIN orders o ON o.user_id = u.id", "lookup table users must be on the right side"},
 		{"SELECT * FROM orders o RIGHT JOIN users u ON o.user_id = u.id", "must be an INNER or LEFT join"},
@@ -337,7 +343,8 @@ func TestLookupExplain(t *testing.T) {
 	ctx := context.Background()
 	res, err := s.Exec(ctx, `CREATE TABLE orders (oid INT, user_id BIGINT);
 CREATE TABLE users (id BIGINT, name VARCHAR) WITH (connector = 'http', url = 'http://127.0.0.1:1/users/{id}',
-  max_concurrency = 4, ordered = false, retry.max_attempts = 3, breaker.failure_threshold = 2, timeout = '250ms');
+  max_concurrency = 4, ordered = false, retry.max_attempts = 3, breaker.failure_threshold = 2, timeout = '250ms',
+  adaptive = 'latency', adaptive.setpoint = '20ms', adaptive.min = 2);
 EXPLAIN SELECT o.oid, u.name FROM orders o JOIN users u ON o.user_id = u.id`)
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +352,8 @@ EXPLAIN SELECT o.oid, u.name FROM orders o JOIN users u ON o.user_id = u.id`)
 	out := res[len(res)-1].String()
 	for _, want := range []string{"LookupJoin", "(o.user_id = u.id)", "hash <- scan:orders#0", "async (external lookups)",
 		"INNER lookup users: GET http://127.0.0.1:1/users/{id}", "unordered, max_concurrency 4 per subtask, timeout 250ms",
-		"retry 3 attempts (backoff 50ms x2, max 30s)", "breaker after 2 failures (cooldown 30s)", "on_failure fail"} {
+		"retry 3 attempts (backoff 50ms x2, max 30s)", "breaker after 2 failures (cooldown 30s)", "on_failure fail",
+		"adaptive cap 2..4 toward 20ms mean latency"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("EXPLAIN lacks %q:\n%s", want, out)
 		}
@@ -369,4 +377,49 @@ CREATE TABLE tiers (tier INT, label VARCHAR) WITH (connector = 'http', url = '` 
 		t.Fatal(err)
 	}
 	assertRows(t, got, []string{"10 | ann", "15 | ann"})
+}
+
+// TestLookupJoinAdaptiveCap: with adaptive = 'latency', a service slower
+// than the setpoint drives the lookup subtask's in-flight cap from
+// max_concurrency down toward adaptive.min; without it the cap stays.
+func TestLookupJoinAdaptiveCap(t *testing.T) {
+	for _, tc := range []struct {
+		opts    string
+		adapted bool
+	}{
+		{"max_concurrency = 16", false},
+		{"max_concurrency = 16, adaptive = 'latency', adaptive.setpoint = '1ms', adaptive.min = 2", true},
+	} {
+		t.Run(tc.opts, func(t *testing.T) {
+			u := newUserService(t)
+			var rows []string
+			for i := 1; i <= 120; i++ { // 160 ms at a cap of 16: past the first 100 ms adaptation
+				id := fmt.Sprintf("s%d", i)
+				u.set(id, 0, 20*time.Millisecond)
+				rows = append(rows, fmt.Sprintf("(%d, '%s')", i, id))
+			}
+			script := `CREATE TABLE orders (oid INT, uid VARCHAR) WITH (connector = 'values');
+INSERT INTO orders VALUES ` + strings.Join(rows, ", ") + ";\n" +
+				strings.Replace(u.ddl(tc.opts), "id BIGINT", "id VARCHAR", 1)
+			got, h, err := runLookup(t, session.Config{Parallelism: 1}, script, `SELECT o.oid, u.name FROM orders o JOIN users u ON o.uid = u.id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 120 {
+				t.Fatalf("%d rows, want 120", len(got))
+			}
+			var caps []int64
+			for _, s := range h.Job().Snapshot().Subtasks {
+				if strings.HasPrefix(s.Stage, "lookup:") {
+					caps = append(caps, s.Gate.MaxInFlight)
+				}
+			}
+			if len(caps) != 1 {
+				t.Fatalf("lookup subtask caps %v, want one", caps)
+			}
+			if moved := caps[0] < 16; moved != tc.adapted || caps[0] < 2 {
+				t.Errorf("final cap %d (max_concurrency 16, adaptive.min 2), adapted = %v", caps[0], tc.adapted)
+			}
+		})
+	}
 }
