@@ -18,12 +18,28 @@ import (
 // reused encoding/csv reader, which gives the same fields.
 type csvReader struct {
 	*lineReader
+	csvSplitter
 	order []int // column -> field index
+}
+
+// csvSplitter splits one record (a line, or a Kafka message) into fields:
+// directly when it has no quote, else through one reused encoding/csv
+// reader, which gives the same fields.
+type csvSplitter struct {
 	delim rune
 	fast  bool     // the delimiter is ASCII and valid: split lines directly
 	split []string // the fast path's fields, reused
 	feed  lineFeed
 	cr    *csv.Reader
+}
+
+// init sets s up in place (its csv.Reader reads s.feed, so s must not be
+// copied afterwards).
+func (s *csvSplitter) init(delim rune) {
+	s.delim = delim
+	s.fast = delim < utf8.RuneSelf && delim != 0 && delim != '"' && delim != '\r' && delim != '\n'
+	s.cr = csv.NewReader(&s.feed)
+	s.cr.Comma, s.cr.FieldsPerRecord, s.cr.LazyQuotes, s.cr.ReuseRecord = delim, -1, true, true
 }
 
 func openCSV(t *Table, env Env) (rowReader, error) { return openCSVBuf(t, env, 0) }
@@ -34,16 +50,12 @@ func openCSVBuf(t *Table, env Env, bufSize int) (rowReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &csvReader{lineReader: lr, delim: ','}
-	if d, ok := t.Opt("delimiter"); ok {
-		if len(d) != 1 {
-			return nil, t.OptErr("delimiter", "want one character, got %q", d)
-		}
-		r.delim = rune(d[0])
+	delim, err := csvDelimiter(t, "delimiter")
+	if err != nil {
+		return nil, err
 	}
-	r.fast = r.delim < utf8.RuneSelf && r.delim != 0 && r.delim != '"' && r.delim != '\r' && r.delim != '\n'
-	r.cr = csv.NewReader(&r.feed)
-	r.cr.Comma, r.cr.FieldsPerRecord, r.cr.LazyQuotes, r.cr.ReuseRecord = r.delim, -1, true, true
+	r := &csvReader{lineReader: lr}
+	r.init(delim)
 	r.order = make([]int, len(t.Columns))
 	for i := range r.order {
 		r.order[i] = i
@@ -71,8 +83,20 @@ func (f *lineFeed) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fields splits a line into its fields (valid until the next call).
-func (r *csvReader) fields(line string) ([]string, error) {
+// csvDelimiter is the one-character option key (default ',').
+func csvDelimiter(t *Table, key string) (rune, error) {
+	d, ok := t.Opt(key)
+	if !ok {
+		return ',', nil
+	}
+	if len(d) != 1 {
+		return 0, t.OptErr(key, "want one character, got %q", d)
+	}
+	return rune(d[0]), nil
+}
+
+// splitRecord splits a record into its fields (valid until the next call).
+func (r *csvSplitter) splitRecord(line string) ([]string, error) {
 	if r.fast && strings.IndexByte(line, '"') < 0 {
 		// encoding/csv drops a "\r" before the end of its input
 		line = strings.TrimSuffix(line, "\r")
@@ -138,7 +162,7 @@ func (r *csvReader) next() (types.Row, bool, bool, error) {
 }
 
 func (r *csvReader) parse(line string) (types.Row, error) {
-	f, err := r.fields(line)
+	f, err := r.splitRecord(line)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,13 @@ import (
 // FormatDebezium is the changelog format Flink calls debezium-json.
 const FormatDebezium = "debezium-json"
 
+// FormatCSV and FormatRaw are the kafka value formats besides json:
+// one CSV record per message, or the whole value as one VARCHAR column.
+const (
+	FormatCSV = "csv"
+	FormatRaw = "raw"
+)
+
 // Changelog reports whether a scan of t emits retractions because of its
 // format or connector: format = 'debezium-json' (kafka, jsonl) or an
 // upsert-kafka table. The planner marks such scans updating.

@@ -47,8 +47,10 @@ func AppendJSONValue(b []byte, v types.Value) []byte {
 
 // AppendCSVField appends f, quoted exactly when encoding/csv's Writer
 // would quote it.
-func AppendCSVField(b []byte, f string) []byte {
-	if !csvNeedsQuotes(f) {
+func AppendCSVField(b []byte, f string) []byte { return appendCSVField(b, f, ',') }
+
+func appendCSVField(b []byte, f string, delim rune) []byte {
+	if !csvNeedsQuotes(f, delim) {
 		return append(b, f...)
 	}
 	b = append(b, '"')
@@ -56,11 +58,11 @@ func AppendCSVField(b []byte, f string) []byte {
 	return append(b, '"')
 }
 
-func csvNeedsQuotes(f string) bool {
+func csvNeedsQuotes(f string, delim rune) bool {
 	if f == "" {
 		return false
 	}
-	if f == `\.` || strings.ContainsAny(f, ",\"\r\n") {
+	if f == `\.` || strings.ContainsAny(f, "\"\r\n") || strings.ContainsRune(f, delim) {
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(f)
@@ -78,17 +80,22 @@ func AppendCSVRow(b []byte, op string, r types.Row) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		switch v.Kind() {
-		case types.KindNull:
-		case types.KindVarchar:
-			b = AppendCSVField(b, v.Str())
-		case types.KindArray:
-			b = AppendCSVField(b, v.String())
-		default:
-			b = v.AppendText(b)
-		}
+		b = appendCSVValue(b, v, ',')
 	}
 	return append(b, '\n')
+}
+
+// appendCSVValue appends one field: NULL empty, text quoted as needed.
+func appendCSVValue(b []byte, v types.Value, delim rune) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return b
+	case types.KindVarchar:
+		return appendCSVField(b, v.Str(), delim)
+	case types.KindArray:
+		return appendCSVField(b, v.String(), delim)
+	}
+	return v.AppendText(b)
 }
 
 // AppendJSONRow appends r as one JSON object line, keys (JSON-encoded

@@ -31,7 +31,7 @@ func oldFields(line string, delim rune) ([]string, error) {
 func checkFields(t *testing.T, r *csvReader, line string) {
 	t.Helper()
 	want, werr := oldFields(line, r.delim)
-	got, gerr := r.fields(line)
+	got, gerr := r.splitRecord(line)
 	if (werr != nil) != (gerr != nil) || werr != nil && werr.Error() != gerr.Error() {
 		t.Fatalf("delim %q line %q: err %v, encoding/csv %v", r.delim, line, gerr, werr)
 	}

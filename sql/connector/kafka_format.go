@@ -3,6 +3,8 @@ package connector
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -20,13 +22,14 @@ type kafkaDecoder struct {
 	phys  *Table // the physical columns only, for the JSON parser
 	pcols []int  // phys column i is table column pcols[i]
 	meta  []int  // table columns read from the record
+	csv   csvSplitter
 }
 
 func newKafkaDecoder(t *Table, o *KafkaOptions, env Env) (*kafkaDecoder, error) {
-	if o.Format != "json" && o.Format != FormatDebezium {
-		return nil, fmt.Errorf("table %s: reading format %s from Kafka is not supported yet (json and debezium-json are)", t.Name, o.Format)
-	}
 	d := &kafkaDecoder{t: t, o: o, env: env, phys: &Table{Name: t.Name}}
+	if o.Format == FormatCSV {
+		d.csv.init(o.CSVDelim)
+	}
 	for i, c := range t.Columns {
 		if t.metadataKey(i) != "" {
 			d.meta = append(d.meta, i)
@@ -82,11 +85,52 @@ func (d *kafkaDecoder) changes(r *kgo.Record) ([]ops.Change, error) {
 }
 
 func (d *kafkaDecoder) row(r *kgo.Record) (types.Row, error) {
-	pr, err := DecodeJSON(d.phys, r.Value)
+	var pr types.Row
+	var err error
+	switch d.o.Format {
+	case FormatCSV:
+		pr, err = d.csvRow(r.Value)
+	case FormatRaw:
+		pr, err = rawRow(r.Value)
+	default:
+		pr, err = DecodeJSON(d.phys, r.Value)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return d.withMeta(r, pr), nil
+}
+
+// csvRow parses a message holding one CSV record (a final line break is
+// allowed): fields in the physical columns' order, an empty one NULL.
+func (d *kafkaDecoder) csvRow(v []byte) (types.Row, error) {
+	line := strings.TrimSuffix(strings.TrimSuffix(string(v), "\n"), "\r")
+	if strings.ContainsAny(line, "\r\n") {
+		return nil, fmt.Errorf("a csv message holds one record, got a line break inside")
+	}
+	f, err := d.csv.splitRecord(line)
+	if err != nil {
+		return nil, err
+	}
+	cols := d.phys.Columns
+	if len(f) != len(cols) {
+		return nil, fmt.Errorf("%d fields, want %d", len(f), len(cols))
+	}
+	row := make(types.Row, len(cols))
+	for i, c := range cols {
+		if row[i], err = parseField(f[i], c.Type); err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+	}
+	return row, nil
+}
+
+// rawRow is the whole value as the one VARCHAR column.
+func rawRow(v []byte) (types.Row, error) {
+	if !utf8.Valid(v) {
+		return nil, fmt.Errorf("value is not UTF-8 text")
+	}
+	return types.Row{types.NewVarchar(string(v))}, nil
 }
 
 // withMeta spreads a row of the physical columns over the table's
@@ -182,6 +226,19 @@ func (e *kafkaEncoder) encode(ch ops.Change) kafkaMsg {
 			b = append(b, `,"op":"c"}`...)
 		}
 		m.value = b
+	case e.o.Format == FormatCSV:
+		var b []byte
+		for i, c := range e.vcols {
+			if i > 0 {
+				b = utf8.AppendRune(b, e.o.CSVDelim)
+			}
+			b = appendCSVValue(b, ch.Row[c], e.o.CSVDelim)
+		}
+		m.value = b
+	case e.o.Format == FormatRaw:
+		if v := ch.Row[e.vcols[0]]; !v.IsNull() {
+			m.value = []byte(v.Str())
+		}
 	default:
 		m.value = e.jsonObject(nil, e.keys, e.vcols, ch.Row)
 	}

@@ -26,9 +26,11 @@ type KafkaOptions struct {
 	// timestamp (scan.bounded.timestamp-millis).
 	BoundedMode   string
 	BoundedMillis int64
-	// Format is the value format: json or debezium-json (upsert-kafka:
-	// json keys and values).
-	Format         string
+	// Format is the value format: json, debezium-json, csv or raw
+	// (upsert-kafka: json keys and values).
+	Format string
+	// CSVDelim is csv.field-delimiter (format csv; default ',').
+	CSVDelim       rune
 	ReadCommitted  bool   // properties.isolation.level (default read_committed)
 	AutoReset      string // properties.auto.offset.reset: earliest, latest or none
 	Parallelism    int    // scan.parallelism: source subtasks (default 1)
@@ -62,7 +64,7 @@ var kafkaKnown = map[string]bool{
 	"properties.isolation.level": true, "properties.auto.offset.reset": true,
 	"scan.startup.mode": true, "scan.startup.timestamp-millis": true, "scan.startup.specific-offsets": true,
 	"scan.bounded.mode": true, "scan.bounded.timestamp-millis": true, "scan.parallelism": true,
-	"format": true, "key.format": true, "value.format": true, "on_error": true, "connect.timeout": true, "connect.max-outage": true,
+	"format": true, "csv.field-delimiter": true, "key.format": true, "value.format": true, "on_error": true, "connect.timeout": true, "connect.max-outage": true,
 	"scan.topic-partition-discovery.interval": true, IdleTimeoutOption: true, "window.allowed-lateness": true,
 	"sink.delivery-guarantee": true, "sink.transactional-id-prefix": true, "sink.commit-topic": true,
 }
@@ -298,6 +300,9 @@ func (o *KafkaOptions) parseFormat(t *Table) error {
 			}
 		}
 		o.Format = "json"
+		if _, set := t.Opt("csv.field-delimiter"); set {
+			return t.OptErr("csv.field-delimiter", "applies to connector kafka with format csv")
+		}
 		return nil
 	}
 	for _, k := range []string{"key.format", "value.format"} {
@@ -307,11 +312,44 @@ func (o *KafkaOptions) parseFormat(t *Table) error {
 	}
 	v, ok := t.Opt("format")
 	if !ok {
-		return ast.Errorf(t.At, "table %s: connector kafka needs a format option (json or debezium-json)", t.Name)
+		return ast.Errorf(t.At, "table %s: connector kafka needs a format option (json, debezium-json, csv or raw)", t.Name)
 	}
 	o.Format = strings.ToLower(strings.TrimSpace(v))
-	if o.Format != "json" && o.Format != "debezium-json" {
-		return t.OptErr("format", "want json or debezium-json, got %q", v)
+	switch o.Format {
+	case "json", FormatDebezium:
+	case FormatCSV:
+		d, err := csvDelimiter(t, "csv.field-delimiter")
+		if err != nil {
+			return err
+		}
+		if d == '"' || d == '\r' || d == '\n' {
+			return t.OptErr("csv.field-delimiter", "cannot be a quote or a line break")
+		}
+		o.CSVDelim = d
+	case FormatRaw:
+		if err := checkRawColumns(t); err != nil {
+			return err
+		}
+	default:
+		return t.OptErr("format", "want json, debezium-json, csv or raw, got %q", v)
+	}
+	if _, set := t.Opt("csv.field-delimiter"); set && o.Format != FormatCSV {
+		return t.OptErr("csv.field-delimiter", "applies to format csv")
+	}
+	return nil
+}
+
+// checkRawColumns: format raw reads and writes the whole message value as
+// the table's one physical column, a VARCHAR.
+func checkRawColumns(t *Table) error {
+	var phys []int
+	for i := range t.Columns {
+		if t.metadataKey(i) == "" {
+			phys = append(phys, i)
+		}
+	}
+	if len(phys) != 1 || t.Columns[phys[0]].Type.Kind != types.KindVarchar {
+		return ast.Errorf(t.At, "table %s: format raw needs exactly one physical column, a VARCHAR (the message value); the others must be METADATA", t.Name)
 	}
 	return nil
 }

@@ -63,9 +63,9 @@ func KafkaSinkCheck(t *Table, updating bool) error {
 	if err != nil {
 		return err
 	}
-	if updating && !o.Upsert && o.Format == "json" {
-		return fmt.Errorf("table %s (connector kafka, format json) takes only inserts, and this query updates its results (-U/+U/-D): "+
-			"write it with format 'debezium-json', or to connector 'upsert-kafka' with a PRIMARY KEY", t.Name)
+	if updating && !o.Upsert && o.Format != FormatDebezium {
+		return fmt.Errorf("table %s (connector kafka, format %s) takes only inserts, and this query updates its results (-U/+U/-D): "+
+			"write it with format 'debezium-json', or to connector 'upsert-kafka' with a PRIMARY KEY", t.Name, o.Format)
 	}
 	return nil
 }
