@@ -153,6 +153,7 @@ func Suites() []Suite {
 	return []Suite{
 		{"overlap", "Nexmark GROUP BY and join: remote state with async reads vs all-local", runOverlap},
 		{"window", "windowed Nexmark (HOP, TUMBLE): remote state with async reads vs all-local", runWindow},
+		{"flush", "coalesced reads flushed at every pause of the input vs only when nothing is ready to resume (counter job, 1 ms)", runFlush},
 		{"sweep", "throughput vs remote latency for sync, async, async+coalescing (plot)", runSweep},
 		{"overhead", "all-hot workload: async machinery vs the synchronous path; allocations per hit", runOverhead},
 		{"baseline", "Nexmark GROUP BY as a plain Go map loop vs clink on memory:// at parallelism 1", runBaseline},

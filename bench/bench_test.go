@@ -58,6 +58,11 @@ func TestEverySuiteRuns(t *testing.T) {
 			t.Errorf("missing http figures at c=%s", c)
 		}
 	}
+	for _, n := range []string{"keys per read, flush at every pause", "keys per read, flush when stuck"} {
+		if f, ok := got["flush/"+n]; !ok || f.Value < 1 {
+			t.Errorf("flush figure %q = %+v: want at least one key per pool read", n, f)
+		}
+	}
 	if _, ok := got["sweep/sync at 10 ms"]; !ok {
 		t.Error("missing sweep figures")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"clink/engine"
 	"clink/engine/counter"
+	"clink/engine/event"
 	"clink/state"
 	"clink/state/stateuri"
 )
@@ -25,6 +26,10 @@ type counterJob struct {
 	sync        bool
 	coalesce    bool
 	ckpt        time.Duration
+	// flushWhenStuck is engine.JobConfig's; bus (nil: none) gets the
+	// state tier's events.
+	flushWhenStuck bool
+	bus            *event.Bus
 }
 
 // counterResult is what a counter run measured.
@@ -68,7 +73,7 @@ func counterKeys(records, keys int) []counter.Rec {
 // run executes the job once on a fresh state tier.
 func (c counterJob) run(ctx context.Context) (counterResult, error) {
 	const seed = 1
-	f, err := stateuri.Open(c.uri, stateuri.Options{HashSeed: seed, Seed: seed})
+	f, err := stateuri.Open(c.uri, stateuri.Options{HashSeed: seed, Seed: seed, Bus: c.bus})
 	if err != nil {
 		return counterResult{}, fmt.Errorf("counter job: %w", err)
 	}
@@ -88,7 +93,7 @@ func (c counterJob) run(ctx context.Context) (counterResult, error) {
 				Key: func(r counter.Rec) uint64 { return state.Hash(seed, r.Key) }}}},
 	}}
 	j, err := engine.NewJob(g, engine.Sink[counter.Rec](nullSink{}), engine.JobConfig{
-		HashSeed: seed, Pool: f.Pool(), NewBackend: f.New, ForceSync: c.sync,
+		HashSeed: seed, Pool: f.Pool(), NewBackend: f.New, ForceSync: c.sync, FlushWhenStuck: c.flushWhenStuck,
 	})
 	if err != nil {
 		return counterResult{}, fmt.Errorf("counter job on %s: %w", c.uri, err)

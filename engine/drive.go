@@ -277,6 +277,12 @@ func (s *subtask[T]) runOperator(ctx context.Context) error {
 		}
 		s.deliveredPub.Store(s.delivered)
 		if c := s.runner.ctl; c != nil {
+			if s.job.cfg.FlushWhenStuck && c.readyLen() > 0 {
+				if err := s.runner.Poll(); err != nil {
+					return err
+				}
+				continue // resumed records may add reads to the batch
+			}
 			c.Flush() // input dry or at the cap: issue the coalesced batch
 		}
 		select {

@@ -34,6 +34,11 @@ type JobConfig struct {
 	Idle func() bool
 	// ForceSync runs every operator on its synchronous path.
 	ForceSync bool
+	// FlushWhenStuck issues coalesced reads only when nothing is ready to
+	// resume (the seed's rule) instead of at every pause of the input, so
+	// follow-up reads of resumed records join the batch. Measured by
+	// `clink bench flush`; off by default (docs/engine.md).
+	FlushWhenStuck bool
 	// ChannelCapacity bounds each subtask's inbox in threaded mode.
 	ChannelCapacity int
 	// OnCheckpoint is told of every checkpoint's outcome.

@@ -197,14 +197,22 @@ func TestCheckpointCrashRestoreRescale(t *testing.T) {
 
 // TestThreadedRunMatches: the goroutine-per-subtask driver with a real
 // thread pool and wall-clock latency gives the same totals.
+// TestThreadedRunMatches: a threaded run over a remote tier with 200 µs
+// reads gives the input's totals, with either coalescing flush policy.
 func TestThreadedRunMatches(t *testing.T) {
+	for _, stuck := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flushWhenStuck=%v", stuck), func(t *testing.T) { threadedRunMatches(t, stuck) })
+	}
+}
+
+func threadedRunMatches(t *testing.T, flushWhenStuck bool) {
 	pool := mempool.New()
 	log := &engine.Log[counter.Rec]{}
 	fill(log, 0, 2000, 97)
 	log.Close()
 	sink := newCollect()
 	j, err := engine.NewJob(graph(log, 3, counter.Config{HashSeed: seed, Coalesce: true}), engine.Sink[counter.Rec](sink), engine.JobConfig{
-		HashSeed: seed, Pool: pool, ChannelCapacity: 64,
+		HashSeed: seed, Pool: pool, ChannelCapacity: 64, FlushWhenStuck: flushWhenStuck,
 		NewBackend: func(stage string, sub, p int) (state.Backend, error) {
 			return state.NewRemoteReadBackend(state.RemoteOptions{
 				Options: state.Options{Name: stage, HashSeed: seed}.ForSubtask(sub, p),
