@@ -121,7 +121,7 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 		addKey(n, colExpr(li, l.Schema.Cols[li].Type), colExpr(ri, r.Schema.Cols[ri].Type))
 		keys = append(keys, name)
 	}
-	var rest []ast.Expr
+	var rest, keyed []ast.Expr
 	for _, c := range on {
 		if err := unsupported(c); err != nil {
 			return nil, err
@@ -132,6 +132,7 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 		}
 		if ok {
 			keys = append(keys, ast.String(c))
+			keyed = append(keyed, c)
 			continue
 		}
 		rest = append(rest, c)
@@ -163,7 +164,11 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 	if n.Key == "" {
 		describeKeyless(n, l, r, len(rest) > 0)
 	}
-	return mergeUsing(using, j.Kind, l, r)(intervalJoin(n, l, r, rest))
+	n, err = intervalJoin(n, l, r, rest)
+	if err != nil {
+		return nil, err
+	}
+	return mergeUsing(using, j.Kind, l, r)(windowJoin(n, l, r, keyed), nil)
 }
 
 func joinKind(k ast.JoinKind) ops.JoinKind {

@@ -32,6 +32,7 @@ func intervalOpName(k OpKind) (string, bool) {
 type IntervalInfo struct {
 	LeftTime, RightTime int
 	Lower, Upper        int64
+	Window              bool // a window join: the times are window_end (bind_window_join.go)
 }
 
 // intervalJoin makes the bound join n an interval join when its ON
@@ -181,12 +182,16 @@ func timeTerm(l, r *Node, e ast.Expr) (side, col int, off int64, ok bool) {
 // intervalJoinStage places an interval join keyed like an equi-join.
 func (b *builder) intervalJoinStage(n *Node, ins []int) int {
 	iv := n.Interval
+	name := "interval-join"
+	if iv.Window {
+		name = "window-join"
+	}
 	cfg := ops.IntervalJoinConfig{
-		JoinConfig: ops.JoinConfig{Name: "interval-join", Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys, NullSafe: n.NullSafe,
+		JoinConfig: ops.JoinConfig{Name: name, Kind: n.JoinKind, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys, NullSafe: n.NullSafe,
 			LeftWidth: len(n.Inputs[0].Schema.Cols), RightWidth: len(n.Inputs[1].Schema.Cols), Cond: n.Cond,
 			HashSeed: b.opts.HashSeed},
 		LeftTime: iv.LeftTime, RightTime: iv.RightTime, Lower: iv.Lower, Upper: iv.Upper}
-	return b.keyed(n, ins, "interval-join", cfg.KeyFns(), func(int) engine.Operator[ops.Change] {
+	return b.keyed(n, ins, name, cfg.KeyFns(), func(int) engine.Operator[ops.Change] {
 		return ops.NewIntervalJoin(cfg)
 	})
 }
