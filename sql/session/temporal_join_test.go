@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"clink/sql/session"
 )
 
 // temporalDocDDL is Flink's event-time temporal join example (orders and
@@ -115,5 +117,32 @@ func TestTemporalJoinFlinkDoc(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLookupJoinAsOfProctime: the processing-time temporal join form,
+// FOR SYSTEM_TIME AS OF PROCTIME(), against an http lookup table is the
+// lookup join (the lookup is at processing time either way): the same
+// rows, INNER and LEFT, and the same EXPLAIN operator.
+func TestLookupJoinAsOfProctime(t *testing.T) {
+	u := newUserService(t)
+	script := ordersDDL + u.ddl("ordered = 'true'")
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{`SELECT o.oid, u.id, u.name, u.tier FROM orders o JOIN users FOR SYSTEM_TIME AS OF PROCTIME() AS u ON o.user_id = u.id`,
+			[]string{"10 | 1 | ann | 3", "11 | 2 | bob | NULL", "13 | 4 | NULL | 1", "15 | 1 | ann | 3"}},
+		{`SELECT o.oid, u.name FROM orders o LEFT JOIN users FOR SYSTEM_TIME AS OF proctime() u ON u.id = o.user_id AND u.tier > 1`,
+			[]string{"10 | ann", "11 | NULL", "12 | NULL", "13 | NULL", "14 | NULL", "15 | ann"}},
+	} {
+		got, h, err := runLookup(t, session.Config{Parallelism: 2}, script, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRows(t, got, c.want)
+		if plan := h.Explain(); !strings.Contains(plan, "LookupJoin") {
+			t.Errorf("%s: not a lookup join:\n%s", c.q, plan)
+		}
 	}
 }
