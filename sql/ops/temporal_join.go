@@ -32,9 +32,11 @@ type TemporalJoinConfig struct {
 // at its time: when the watermark (the smaller of both inputs') passes it,
 // it joins the latest version at or before its time, or, in a LEFT join,
 // is padded with NULLs when there is none, it is a tombstone or the
-// residual condition fails; so the changelog is insert-only. Versions no
-// probe row can need any more are dropped: all but the latest one at or
-// before the smaller of the watermark and the oldest buffered probe time.
+// residual condition fails; so the changelog is insert-only. A version
+// registers a timer at its time too: each fire drops the versions no
+// probe row can need any more, all but the latest one at or before the
+// smaller of the watermark and the oldest buffered probe time (a key left
+// with a tombstone alone is deleted).
 // A probe row at or behind the watermark is dropped and counted as late.
 // The synchronous path fires in OnWatermark; the async path fires the due
 // keys through the controller (FireTimers), one point read per key.
@@ -111,21 +113,22 @@ func (j *TemporalJoin) ProcessAsync(input int, ch Change) engine.Body {
 // OnWatermark fires the due keys inline on the synchronous path; on the
 // async path FireTimers does it.
 func (j *TemporalJoin) OnWatermark(wm int64) error {
-	return j.fireDueSync(j.ctx, wm, j.fire)
+	return j.fireDueSync(j.ctx, wm, func(d engine.DueKey, val []byte, found bool) error {
+		return j.fire(d, wm, val, found)
+	})
 }
 
 // FireTimers submits one fire body per due key (async path).
 func (j *TemporalJoin) FireTimers(wm int64, submit func(uint64, engine.Body)) error {
-	return j.fireDueAsync(&j.keyed, wm, func(d engine.DueKey, _ int64, val []byte, found bool) error {
-		return j.fire(d, val, found)
-	}, submit)
+	return j.fireDueAsync(&j.keyed, wm, j.fire, submit)
 }
 
 // Close releases nothing.
 func (j *TemporalJoin) Close() error { return nil }
 
-// update buffers a probe row (with its timer) or records a build row's
-// version, then drops the versions no longer needed.
+// update buffers a probe row or records a build row's version, each with
+// a timer at its time: the probe row's emission, the version's cleanup of
+// the ones before it.
 func (j *TemporalJoin) update(side int, ch Change, key []byte, null bool, val []byte, found bool) error {
 	if side == 0 && ch.Kind.Retracts() {
 		return fmt.Errorf("%s: a temporal join needs an append-only probe side, got %s", j.name, ch.Kind)
@@ -144,16 +147,17 @@ func (j *TemporalJoin) update(side int, ch Change, key []byte, null bool, val []
 	if err := st.decode(val, found); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
+	if err := j.timers.Register(key, ts); err != nil { // a probe's emission, a version's cleanup
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
 	enc := types.AppendRow(nil, ch.Row)
 	if side == 0 {
-		if err := j.timers.Register(key, ts); err != nil {
-			return fmt.Errorf("%s: %w", j.name, err)
-		}
 		st.rows[0] = append(st.rows[0], ijRow{ts: ts, enc: enc})
 	} else {
 		st.rows[1] = putVersion(st.rows[1], ijRow{ts: ts, matched: ch.Kind == Delete, enc: enc})
 	}
-	return j.store(key)
+	j.buf = st.encode(j.buf[:0], -1, 0, false, nil)
+	return j.put(key, j.buf)
 }
 
 // putVersion inserts v into versions sorted by time, replacing one at the
@@ -172,16 +176,22 @@ func versionAt(versions []ijRow, ts int64) int {
 	return sort.Search(len(versions), func(i int) bool { return versions[i].ts > ts }) - 1
 }
 
-// store prunes the key's versions and writes its entry (deleting it when
-// nothing a later probe row could join is left).
-func (j *TemporalJoin) store(key []byte) error {
+// store prunes the key's versions after a fire at watermark wm and writes
+// its entry (deleting it when nothing a later probe row could join is
+// left). wm is a safe bound there: the key's records that came before the
+// watermark ran before its fire (the key's gate keeps them in order), and
+// a probe row after it is newer than wm or dropped as late.
+func (j *TemporalJoin) store(key []byte, wm int64, changed bool) error {
 	st := &j.st
-	bound := satAdd(j.wm, 1) // later probe rows are newer than the watermark
+	bound := satAdd(wm, 1)
 	for _, p := range st.rows[0] {
 		bound = min(bound, p.ts)
 	}
 	if i := versionAt(st.rows[1], bound); i > 0 {
-		st.rows[1] = st.rows[1][i:]
+		st.rows[1], changed = st.rows[1][i:], true
+	}
+	if !changed {
+		return nil
 	}
 	if len(st.rows[0]) == 0 && (len(st.rows[1]) == 0 || len(st.rows[1]) == 1 && st.rows[1][0].matched) {
 		return j.put(key, nil)
@@ -198,8 +208,9 @@ func (j *TemporalJoin) padded(row types.Row) types.Row {
 }
 
 // fire emits the due key's probe rows at or before its largest due timer,
-// in time order, each joined with the version valid at its time.
-func (j *TemporalJoin) fire(d engine.DueKey, val []byte, found bool) error {
+// in time order, each joined with the version valid at its time, then
+// drops the versions no probe row can need after watermark wm.
+func (j *TemporalJoin) fire(d engine.DueKey, wm int64, val []byte, found bool) error {
 	if j.ctx.Bus.Wants(event.TimerFired) {
 		j.ctx.Bus.Emit(event.Event{Kind: event.TimerFired, Operator: j.ctx.Name, Subtask: j.ctx.Subtask,
 			Key: j.label(d.Key), N: d.Max})
@@ -220,9 +231,6 @@ func (j *TemporalJoin) fire(d engine.DueKey, val []byte, found bool) error {
 			kept = append(kept, p)
 		}
 	}
-	if len(j.due) == 0 {
-		return nil
-	}
 	st.rows[0] = kept
 	slices.SortStableFunc(j.due, func(a, b ijRow) int { return cmpInt64(a.ts, b.ts) })
 	for _, p := range j.due {
@@ -230,7 +238,7 @@ func (j *TemporalJoin) fire(d engine.DueKey, val []byte, found bool) error {
 			return err
 		}
 	}
-	return j.store(d.Key)
+	return j.store(d.Key, wm, len(j.due) > 0)
 }
 
 func cmpInt64(a, b int64) int {
