@@ -14,9 +14,10 @@ import (
 const temporalRecoverDDL = `CREATE TABLE o (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'values', bounded = 'false');
 CREATE TABLE r (k BIGINT, w BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND, PRIMARY KEY (k) NOT ENFORCED) WITH (connector = 'values', bounded = 'false');`
 
-// temporalPhases: before the checkpoint versions of keys 0..4 at 0 s,
-// updates of keys 0..2 at 4 s and orders at 1 s (joined: the watermark
-// reaches 2 s) and 5 s (buffered at the checkpoint). Between the
+// temporalPhases: before the checkpoint versions of keys 0..4 and 7 at
+// 0 s, updates of keys 0..2 at 4 s and orders at 1 s (joined: the
+// watermark reaches 2 s) and 5 s (buffered at the checkpoint; key 7's
+// alone, no later row of key 7 re-arms its timer). Between the
 // checkpoint and the crash key 0 gets a version at 6 s, key 1 is deleted
 // (a tombstone at its row's 4 s), key 5 appears at 6 s, orders at 7 s
 // come and the watermark reaches 5 s (the 5 s orders join). After the
@@ -24,8 +25,9 @@ CREATE TABLE r (k BIGINT, w BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - IN
 // input joins the rest.
 var temporalPhases = [3]string{
 	`INSERT INTO r VALUES (0, 0, TIMESTAMP '2024-01-01 00:00:00'), (1, 1, TIMESTAMP '2024-01-01 00:00:00'), (2, 2, TIMESTAMP '2024-01-01 00:00:00'),
-  (3, 3, TIMESTAMP '2024-01-01 00:00:00'), (4, 4, TIMESTAMP '2024-01-01 00:00:00');
-UPDATE r SET w = w + 10, ts = TIMESTAMP '2024-01-01 00:00:04' WHERE k < 3;` + temporalOrders(1, 5),
+  (3, 3, TIMESTAMP '2024-01-01 00:00:00'), (4, 4, TIMESTAMP '2024-01-01 00:00:00'), (7, 7, TIMESTAMP '2024-01-01 00:00:00');
+UPDATE r SET w = w + 10, ts = TIMESTAMP '2024-01-01 00:00:04' WHERE k < 3;` + temporalOrders(1, 5) + `
+INSERT INTO o VALUES (7, 57, TIMESTAMP '2024-01-01 00:00:05');`,
 	`UPDATE r SET w = w + 100, ts = TIMESTAMP '2024-01-01 00:00:06' WHERE k = 0;
 DELETE FROM r WHERE k = 1;
 INSERT INTO r VALUES (5, 5, TIMESTAMP '2024-01-01 00:00:06'), (9, 9, TIMESTAMP '2024-01-01 00:00:08');` + temporalOrders(7),
@@ -82,6 +84,7 @@ var temporalWantLeft = []string{
 	"0|50|10", "1|51|NULL", "2|52|12", "3|53|3", "4|54|4", "5|55|NULL", // 5 s: 1 is a tombstone from 4 s
 	"0|70|110", "1|71|NULL", "2|72|12", "3|73|3", "4|74|4", "5|75|5",
 	"0|100|110", "1|101|NULL", "2|102|1012", "3|103|3", "4|104|4", "5|105|5",
+	"7|57|7", // joined only through its timer restored from the checkpoint
 }
 
 // TestTemporalJoinCrashRestore: probe rows and versions buffered at a
