@@ -146,3 +146,38 @@ func TestLookupJoinAsOfProctime(t *testing.T) {
 		}
 	}
 }
+
+// TestTemporalJoinLateProbe: a probe row at or behind the join's
+// watermark (the smaller of both sides') when it arrives is dropped, not
+// joined nor padded, while one just ahead of it waits and joins the
+// version valid at its time, a version arriving after it included.
+func TestTemporalJoinLateProbe(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			s := sessionWith(t, v, `CREATE TABLE o (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector = 'values', bounded = 'false');
+CREATE TABLE r (k BIGINT, w BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, PRIMARY KEY (k) NOT ENFORCED) WITH (connector = 'values', bounded = 'false');
+INSERT INTO r VALUES (1, 10, TIMESTAMP '2024-01-01 00:00:00');
+UPDATE r SET w = 20, ts = TIMESTAMP '2024-01-01 00:00:10';
+INSERT INTO o VALUES (1, 1, TIMESTAMP '2024-01-01 00:00:05'), (1, 2, TIMESTAMP '2024-01-01 00:00:12');`)
+			h, err := s.Query(ctx, `SELECT o.v, r.w FROM o LEFT JOIN r FOR SYSTEM_TIME AS OF o.ts ON o.k = r.k`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			run(t, h) // the watermark is min(12 s, 10 s) - 1 s = 9 s: v=1 joined
+			if got := rowsOf(h); !slices.Equal(got, []string{"1\t10"}) {
+				t.Fatalf("at 9 s: %q", got)
+			}
+			if _, err := s.Exec(ctx, `INSERT INTO o VALUES (1, 3, TIMESTAMP '2024-01-01 00:00:04'), (1, 4, TIMESTAMP '2024-01-01 00:00:09'), (1, 5, TIMESTAMP '2024-01-01 00:00:10');
+UPDATE r SET w = 30, ts = TIMESTAMP '2024-01-01 00:00:11';`); err != nil {
+				t.Fatal(err)
+			}
+			h.EndInput()
+			run(t, h)
+			if got, want := rowsOf(h), []string{"1\t10", "2\t30", "5\t20"}; !slices.Equal(got, want) {
+				t.Fatalf("got %q, want %q (v=3 and v=4 are late)", got, want)
+			}
+		})
+	}
+}
