@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -177,6 +178,56 @@ UPDATE r SET w = 30, ts = TIMESTAMP '2024-01-01 00:00:11';`); err != nil {
 			run(t, h)
 			if got, want := rowsOf(h), []string{"1\t10", "2\t30", "5\t20"}; !slices.Equal(got, want) {
 				t.Fatalf("got %q, want %q (v=3 and v=4 are late)", got, want)
+			}
+		})
+	}
+}
+
+// TestTemporalJoinUpsertKafka: an upsert-kafka topic as the versioned
+// table (its Upsert stage turns the topic into +I, -U/+U and -D): an
+// update starts a version at its time, a tombstone hides the deleted
+// row's version (-D carries that row and its time), sync and async.
+func TestTemporalJoinUpsertKafka(t *testing.T) {
+	k := newKafka(t, 1, "rates")
+	for _, r := range [][2]string{
+		{`{"currency":"EUR"}`, `{"currency":"EUR","rate":114,"ts":"2024-01-01 00:00:01"}`},
+		{`{"currency":"USD"}`, `{"currency":"USD","rate":100,"ts":"2024-01-01 00:00:01"}`},
+		{`{"currency":"GBP"}`, `{"currency":"GBP","rate":80,"ts":"2024-01-01 00:00:02"}`},
+		{`{"currency":"GBP"}`, ""}, // before the watermark passes o3
+		{`{"currency":"EUR"}`, `{"currency":"EUR","rate":119,"ts":"2024-01-01 00:00:05"}`},
+	} {
+		var v []byte
+		if r[1] != "" {
+			v = []byte(r[1])
+		}
+		k.produceKV(t, "rates", 0, []byte(r[0]), v)
+	}
+	ddl := fmt.Sprintf(`CREATE TABLE rates (currency VARCHAR, rate BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND,
+  PRIMARY KEY (currency) NOT ENFORCED) WITH (connector = 'upsert-kafka', topic = 'rates', 'properties.bootstrap.servers' = '%s',
+  'scan.bounded.mode' = 'latest-offset');
+CREATE TABLE orders (id VARCHAR, currency VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector = 'values');
+INSERT INTO orders VALUES ('o1', 'EUR', TIMESTAMP '2024-01-01 00:00:03'), ('o2', 'USD', TIMESTAMP '2024-01-01 00:00:03'),
+  ('o3', 'GBP', TIMESTAMP '2024-01-01 00:00:03'), ('o4', 'EUR', TIMESTAMP '2024-01-01 00:00:06');`, k.addr)
+	q := `SELECT o.id, r.rate FROM orders o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.currency = r.currency`
+	want := "o1,114|o2,100|o3,NULL|o4,119"
+	for _, uri := range []string{"memory://", "disagg-local://?latency=uniform(0.1ms,1ms)&hot_max_bytes=1KiB"} {
+		t.Run(uri, func(t *testing.T) {
+			s, err := session.New(session.Config{Parallelism: 2, StateURI: uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Exec(context.Background(), ddl); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(execRows(t, s, q), "|"); got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+			res, err := s.Exec(context.Background(), "EXPLAIN "+q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan := res[0].Message; !strings.Contains(plan, "Upsert") || !strings.Contains(plan, "TemporalJoin") {
+				t.Errorf("EXPLAIN:\n%s", plan)
 			}
 		})
 	}
