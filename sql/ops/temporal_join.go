@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -150,7 +151,8 @@ func (j *TemporalJoin) update(side int, ch Change, key []byte, null bool, val []
 	if err := j.timers.Register(key, ts); err != nil { // a probe's emission, a version's cleanup
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	enc := types.AppendRow(nil, ch.Row)
+	st.scratch = types.AppendRow(st.scratch[:0], ch.Row) // encode(-1) leaves it alone
+	enc := st.scratch
 	if side == 0 {
 		st.rows[0] = append(st.rows[0], ijRow{ts: ts, enc: enc})
 	} else {
@@ -232,23 +234,13 @@ func (j *TemporalJoin) fire(d engine.DueKey, wm int64, val []byte, found bool) e
 		}
 	}
 	st.rows[0] = kept
-	slices.SortStableFunc(j.due, func(a, b ijRow) int { return cmpInt64(a.ts, b.ts) })
+	slices.SortStableFunc(j.due, func(a, b ijRow) int { return cmp.Compare(a.ts, b.ts) })
 	for _, p := range j.due {
 		if err := j.emit(p); err != nil {
 			return err
 		}
 	}
 	return j.store(d.Key, wm, len(j.due) > 0)
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // emit joins one due probe row with its version (or pads it, LEFT).
