@@ -3,9 +3,11 @@ package session_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"clink/sql/session"
 )
@@ -228,6 +230,94 @@ INSERT INTO orders VALUES ('o1', 'EUR', TIMESTAMP '2024-01-01 00:00:03'), ('o2',
 			}
 			if plan := res[0].Message; !strings.Contains(plan, "Upsert") || !strings.Contains(plan, "TemporalJoin") {
 				t.Errorf("EXPLAIN:\n%s", plan)
+			}
+		})
+	}
+}
+
+// TestTemporalJoinWindow: the probe side's AS OF column stays a time
+// attribute through the join (its rows leave when the watermark passes
+// that time, before the join forwards the watermark), so a TUMBLE over
+// the joined rows is a watermark-driven window aggregate. Hand-derived
+// from temporalDocWant: 12:00-12:05 holds o_001 (11.11 x 1.14), o_003
+// (5 x 1.00) and o_004 (7 x 1.02), 12:05-12:10 o_002 (12.51 x 1.10).
+func TestTemporalJoinWindow(t *testing.T) {
+	q := `SELECT TUMBLE_START(order_time, INTERVAL '5' MINUTE) AS ws, COUNT(*) AS n, SUM(price * conversion_rate) AS total
+FROM orders JOIN currency_rates FOR SYSTEM_TIME AS OF orders.order_time ON orders.currency = currency_rates.currency
+GROUP BY TUMBLE(order_time, INTERVAL '5' MINUTE)`
+	want := []string{"2024-01-01 12:00:00.000|3|24.8054", "2024-01-01 12:05:00.000|1|13.761"}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			s := sessionWith(t, v, temporalDocDDL)
+			res, err := s.Exec(context.Background(), "EXPLAIN "+q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan := res[0].Message; !strings.Contains(plan, "WindowAgg") {
+				t.Fatalf("not a window aggregate:\n%s", plan)
+			}
+			got, chs := clinkChanges(t, s, q)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s", diff(got, want))
+			}
+			if len(chs) != len(want) {
+				t.Fatalf("changelog %v: each window once", chs)
+			}
+		})
+	}
+}
+
+// temporalEvents: versions of keys 0..4 updated in time order every
+// ~500 ms and 400 probe rows of those keys up to 1.9 s out of order
+// (inside the 2 s delay), over 20 s.
+func temporalEvents(seed uint64) string {
+	r := rand.New(rand.NewPCG(seed, 11))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) string { return base.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02 15:04:05.000") }
+	var b strings.Builder
+	b.WriteString(`CREATE TABLE o (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'values');
+CREATE TABLE r (k BIGINT, w BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND, PRIMARY KEY (k) NOT ENFORCED) WITH (connector = 'values');
+`)
+	for k := range 5 {
+		fmt.Fprintf(&b, "INSERT INTO r VALUES (%d, %d, TIMESTAMP '%s');\n", k, k, at(r.IntN(1000)))
+	}
+	for i := range 40 {
+		fmt.Fprintf(&b, "UPDATE r SET w = %d, ts = TIMESTAMP '%s' WHERE k = %d;\n", 100+i, at(1000+i*500), r.IntN(5))
+	}
+	for i := range 400 {
+		fmt.Fprintf(&b, "INSERT INTO o VALUES (%d, %d, TIMESTAMP '%s');\n", r.IntN(5), i, at(max(0, i*50-r.IntN(1900))))
+	}
+	return b.String()
+}
+
+// TestTemporalJoinWindowNoneLate: over many out-of-order rows, a TUMBLE
+// window aggregate of the temporal join's output (watermark-driven, so a
+// row behind its watermark would be dropped) equals the same grouping as
+// a plain GROUP BY over a column that is no time attribute (which drops
+// nothing): the join emits each row before forwarding the watermark that
+// released it, on every variant.
+func TestTemporalJoinWindowNoneLate(t *testing.T) {
+	join := `FROM o JOIN r FOR SYSTEM_TIME AS OF o.ts ON o.k = r.k`
+	windowed := `SELECT TUMBLE_START(ts, INTERVAL '2' SECOND), COUNT(*), SUM(w) FROM (SELECT o.ts, r.w ` + join + `) GROUP BY TUMBLE(ts, INTERVAL '2' SECOND)`
+	plain := `SELECT FLOOR(EXTRACT(EPOCH FROM ts) / 2), COUNT(*), SUM(w) FROM (SELECT o.ts, r.w ` + join + `) GROUP BY FLOOR(EXTRACT(EPOCH FROM ts) / 2)`
+	ddl := temporalEvents(3)
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			s := sessionWith(t, v, ddl)
+			res, err := s.Exec(context.Background(), "EXPLAIN "+windowed)
+			if err != nil || !strings.Contains(res[0].Message, "WindowAgg") {
+				t.Fatalf("not a window aggregate: %v\n%v", err, res)
+			}
+			w, p := clinkRows(t, s, windowed), clinkRows(t, s, plain)
+			if len(w) < 9 || len(w) != len(p) {
+				t.Fatalf("%d windows, %d plain groups", len(w), len(p))
+			}
+			for i := range w {
+				_, wr, _ := strings.Cut(w[i], "|")
+				_, pr, _ := strings.Cut(p[i], "|")
+				if wr != pr {
+					t.Fatalf("window %s: %s, plain %s", w[i], wr, pr)
+				}
 			}
 		})
 	}
