@@ -273,7 +273,9 @@ GROUP BY TUMBLE(order_time, INTERVAL '5' MINUTE)`
 func temporalEvents(seed uint64) string {
 	r := rand.New(rand.NewPCG(seed, 11))
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(ms int) string { return base.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02 15:04:05.000") }
+	at := func(ms int) string {
+		return base.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02 15:04:05.000")
+	}
 	var b strings.Builder
 	b.WriteString(`CREATE TABLE o (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (connector = 'values');
 CREATE TABLE r (k BIGINT, w BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND, PRIMARY KEY (k) NOT ENFORCED) WITH (connector = 'values');
