@@ -30,7 +30,11 @@ type TemporalInfo struct {
 // an INNER or LEFT join with ON equalities covering v's PRIMARY KEY.
 func (b *binder) temporalJoin(j *ast.Join, tn *ast.TableName, where *[]ast.Expr) (*Node, error) {
 	if j.Kind != ast.InnerJoin && j.Kind != ast.LeftJoin {
-		return nil, errorf(j.At, "a temporal join (FOR SYSTEM_TIME AS OF) must be a JOIN or LEFT JOIN with ON, not %s", j.Kind)
+		kind := j.Kind.String()
+		if j.Kind == ast.CrossJoin {
+			kind = "a comma or CROSS JOIN"
+		}
+		return nil, errorf(j.At, "a temporal join (FOR SYSTEM_TIME AS OF) must be a JOIN or LEFT JOIN with ON, not %s", kind)
 	}
 	if len(j.Using) > 0 || j.Natural {
 		return nil, errorf(j.At, "a temporal join with %s needs ON equalities, not USING or NATURAL", tn.Name)

@@ -32,6 +32,7 @@ var temporalErrors = []string{
 	`SELECT * FROM s JOIN v FOR SYSTEM_TIME AS OF s.ts ON s.k = v.k AND s.n > v.n`,
 	`SELECT * FROM s RIGHT JOIN v FOR SYSTEM_TIME AS OF s.ts ON s.k = v.k AND s.n = v.n`,
 	`SELECT * FROM s JOIN v FOR SYSTEM_TIME AS OF s.ts USING (k, n)`,
+	`SELECT * FROM s, v FOR SYSTEM_TIME AS OF s.ts WHERE s.k = v.k AND s.n = v.n`,
 	`SELECT * FROM s JOIN v FOR SYSTEM_TIME AS OF PROCTIME() ON s.k = v.k AND s.n = v.n`,
 	`SELECT * FROM s JOIN vw FOR SYSTEM_TIME AS OF s.ts ON s.k = vw.k`,
 	`SELECT * FROM u JOIN v FOR SYSTEM_TIME AS OF u.ts ON u.k = v.k AND u.k = v.n`,
