@@ -107,6 +107,10 @@ func (p *printer) table(t TableExpr) {
 	switch t := t.(type) {
 	case *TableName:
 		p.WriteString(QuoteIdent(t.Name))
+		if t.AsOf != nil {
+			p.WriteString(" FOR SYSTEM_TIME AS OF ")
+			p.expr(t.AsOf)
+		}
 		p.alias(t.Alias)
 		p.aliasColumns(t.Columns)
 	case *DerivedTable:

@@ -93,12 +93,15 @@ type TableExpr interface {
 }
 
 // TableName references a table, view or common table expression.
-// Columns renames its first columns (FROM t AS x(a, b)).
+// Columns renames its first columns (FROM t AS x(a, b)). AsOf, when set,
+// is a temporal join's FOR SYSTEM_TIME AS OF time (the version of the
+// table valid at the other side's row time).
 type TableName struct {
 	At      Pos
 	Name    string
 	Alias   string
 	Columns []string
+	AsOf    Expr
 }
 
 // DerivedTable is a subquery (or VALUES) in FROM; Columns renames its

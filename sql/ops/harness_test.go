@@ -228,8 +228,12 @@ func runAsyncWrapped(t *testing.T, op engine.Operator[Change], in []input, wrap 
 				t.Fatal(err)
 			}
 		}
+		el := engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch}
+		if e.side < 0 {
+			el = engine.Element[Change]{Kind: engine.Watermark, Watermark: e.wm}
+		}
 		for {
-			ok, err := r.Offer(context.Background(), engine.Element[Change]{Kind: engine.Data, Input: e.side, Data: e.ch})
+			ok, err := r.Offer(context.Background(), el)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -100,7 +100,14 @@ func (p *parser) tablePrimary() ast.TableExpr {
 		return d
 	}
 	name, _ := p.ident("table name")
-	tn := &ast.TableName{At: t.pos, Name: name, Alias: p.tableAlias()}
+	tn := &ast.TableName{At: t.pos, Name: name}
+	if p.acceptKw("FOR", "SYSTEM_TIME", "AS", "OF") {
+		tn.AsOf = p.expr() // a temporal join's version time
+	} else if p.isKw("FOR") && p.isKwAt(1, "SYSTEM_TIME") {
+		p.i += 2
+		p.fail("AS OF after FOR SYSTEM_TIME")
+	}
+	tn.Alias = p.tableAlias()
 	tn.Columns = p.aliasColumns(tn.Alias)
 	return tn
 }

@@ -40,6 +40,9 @@ func (b *binder) from(t ast.TableExpr, where *[]ast.Expr) (*Node, error) {
 }
 
 func (b *binder) tableName(t *ast.TableName) (*Node, error) {
+	if t.AsOf != nil {
+		return nil, errorf(t.AsOf.Position(), "FOR SYSTEM_TIME AS OF needs %s on the right side of a JOIN ... ON (a temporal join: FROM stream JOIN %s FOR SYSTEM_TIME AS OF stream.time_column ON ...)", t.Name, t.Name)
+	}
 	if s := b.cte(t.Name); s != nil {
 		return b.cteRef(t, s)
 	}
@@ -80,6 +83,9 @@ func (b *binder) join(j *ast.Join, where *[]ast.Expr) (*Node, error) {
 	}
 	if n, ok, err := b.lookupJoin(j, where); ok {
 		return n, err
+	}
+	if tn, ok := j.Right.(*ast.TableName); ok && tn.AsOf != nil {
+		return b.temporalJoin(j, tn, where)
 	}
 	var lw, rw []ast.Expr // nested comma joins see the WHERE too
 	if j.Kind == ast.CrossJoin || j.Kind == ast.InnerJoin {

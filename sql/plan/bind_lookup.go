@@ -65,6 +65,10 @@ func (b *binder) lookupJoin(j *ast.Join, where *[]ast.Expr) (n *Node, ok bool, e
 	if tab == nil {
 		return nil, false, nil
 	}
+	if tn.AsOf != nil && !isProctime(tn.AsOf) {
+		return nil, true, errorf(tn.AsOf.Position(), "lookup table %s is read at processing time: write FOR SYSTEM_TIME AS OF PROCTIME() (or leave AS OF out), not AS OF %s",
+			tab.Name, ast.String(tn.AsOf))
+	}
 	inner := j.Kind == ast.InnerJoin || j.Kind == ast.CrossJoin
 	if !inner && j.Kind != ast.LeftJoin {
 		return nil, true, errorf(j.At, "a lookup join with %s must be an INNER or LEFT join", tab.Name)

@@ -57,6 +57,11 @@ func timeAttr(n *Node, idx int) bool {
 				return false
 			}
 			n = w
+		case OpTemporalJoin: // rows leave once the watermark passes their AS OF time
+			if idx != n.Temporal.LeftTime {
+				return false
+			}
+			n = n.Inputs[0]
 		case OpOver, OpUnnest:
 			if idx >= len(n.Inputs[0].Schema.Cols) {
 				return false

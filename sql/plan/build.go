@@ -145,6 +145,8 @@ func (b *builder) stage(n *Node, ins []int) (int, error) {
 		}), nil
 	case OpIntervalJoin:
 		return b.intervalJoinStage(n, ins), nil
+	case OpTemporalJoin:
+		return b.temporalJoinStage(n, ins), nil
 	case OpLookupJoin:
 		return b.lookupStage(n, ins)
 	case OpSetOp, OpSemiJoin:

@@ -37,6 +37,9 @@ func (k OpKind) String() string {
 	if name, ok := intervalOpName(k); ok {
 		return name
 	}
+	if k == OpTemporalJoin {
+		return "TemporalJoin"
+	}
 	if name, ok := lookupOpName(k); ok {
 		return name
 	}
@@ -54,7 +57,7 @@ func (k OpKind) String() string {
 
 // Stateful reports whether the operator keeps keyed state.
 func (k OpKind) Stateful() bool {
-	return k == OpWindowAgg || k == OpSessionAgg || k == OpSessionWindow || k == OpOver || k == OpIntervalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin ||
+	return k == OpWindowAgg || k == OpSessionAgg || k == OpSessionWindow || k == OpOver || k == OpIntervalJoin || k == OpTemporalJoin || k == OpAggregate || k == OpJoin || k == OpDistinct || k == OpSetOp || k == OpSemiJoin ||
 		k == OpOverGeneral || k == OpGroupTopN || k == OpUpsert
 }
 
@@ -84,6 +87,7 @@ type Node struct {
 	Over   *OverInfo   // Over (bind_over.go)
 
 	Interval *IntervalInfo // IntervalJoin (bind_interval_join.go)
+	Temporal *TemporalInfo // TemporalJoin (bind_temporal_join.go)
 
 	Grouping *GroupingInfo // Aggregate over an Expand (bind_grouping.go)
 	Unnest   *UnnestInfo   // Unnest (bind_unnest.go)
@@ -129,6 +133,8 @@ func (n *Node) AppendOnly() bool {
 		if n.Window.EmitOnClose {
 			return true // each window once, whatever the input
 		}
+	case OpTemporalJoin:
+		return true // each probe row once, whatever the versioned side does
 	case OpJoin:
 		if n.JoinKind != ops.InnerJoin {
 			return false

@@ -53,7 +53,11 @@ func (q *Query) AppendOnlyReliance() map[*connector.Table]string {
 	var visit func(n *Node)
 	visit = func(n *Node) {
 		if why := relies(n); why != "" {
-			for _, in := range n.Inputs {
+			pinned := n.Inputs
+			if n.Op == OpTemporalJoin {
+				pinned = pinned[:1] // the versioned side is updating anyway
+			}
+			for _, in := range pinned {
 				for _, t := range valuesScans(in) {
 					if _, ok := out[t]; !ok {
 						out[t] = why
@@ -83,7 +87,7 @@ func relies(n *Node) string {
 		}
 	case OpWindowAgg, OpSessionAgg:
 		return "its " + strings.ToLower(n.Op.String()) + " fires each window once"
-	case OpOver, OpIntervalJoin:
+	case OpOver, OpIntervalJoin, OpTemporalJoin:
 		return "its " + n.Op.String() + " runs on the watermark"
 	case OpOverGeneral, OpGroupTopN:
 		return "its " + n.Op.String() + " keeps only what an append-only input needs"
