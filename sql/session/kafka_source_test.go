@@ -79,7 +79,7 @@ func TestKafkaOptionErrors(t *testing.T) {
 	base := "CREATE TABLE t (a BIGINT%s) WITH (connector = '%s', topic = 'x', 'properties.bootstrap.servers' = '127.0.0.1:9092'%s)"
 	cases := []struct{ cols, conn, opts, want string }{
 		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'newest'", "error at 1:135: table t: option scan.startup.mode: want earliest-offset"},
-		{"", "kafka", ", format = 'avro'", "option format: want json or debezium-json"},
+		{"", "kafka", ", format = 'avro'", "option format: want json, debezium-json, csv or raw"},
 		{"", "kafka", "", "needs a format option"},
 		{"", "kafka", ", format = 'json', 'scan.parallelism' = '0'", "option scan.parallelism: want 1 to 1024"},
 		{"", "kafka", ", format = 'json', 'scan.startup.mode' = 'timestamp'", "needs 'scan.startup.timestamp-millis'"},
