@@ -32,19 +32,33 @@ type entry struct {
 // storeFile is the catalog's file under a disagg-file:// directory.
 const storeFile = "serve-catalog.json"
 
-// store persists the server's catalog as a JSON list of statements in
-// the state directory, rewritten atomically (temp file, fsync, rename) on
-// every change. A nil store persists nothing (memory:// state).
+// store holds the server's catalog, a list of statements, and persists it
+// on every change through its home: a file in a disagg-file:// directory
+// or an object beside a remote-read:// prefix's checkpoints. A nil store
+// persists nothing (memory:// state).
 type store struct {
 	mu      sync.Mutex
-	path    string
 	entries []entry
-	lock    *os.File // flock'd for the server's life: one server per directory
+	home    catalogHome
+}
+
+// catalogHome is where a catalog lives: it rewrites the whole list and
+// frees what it holds (a directory lock) when the server stops.
+type catalogHome interface {
+	write(entries []entry) error
+	close()
+}
+
+// fileHome is the catalog file, rewritten atomically (temp file, fsync,
+// rename), in a directory flock'd for the server's life.
+type fileHome struct {
+	path string
+	lock *os.File // one server per directory
 }
 
 // openStore opens the catalog of a state URI: a file in a disagg-file://
-// directory; nothing for the in-process schemes; remote-read:// is not
-// supported yet.
+// directory, an object under a remote-read:// prefix, nothing for the
+// in-process schemes.
 func openStore(uri string) (*store, error) {
 	cfg, _, err := stateuri.Parse(uri)
 	if err != nil {
@@ -52,30 +66,38 @@ func openStore(uri string) (*store, error) {
 	}
 	switch cfg.Scheme {
 	case stateuri.DisaggFile:
+		return openFileStore(cfg.Dir)
 	case stateuri.RemoteRead:
-		return nil, errors.New("serve: the catalog of remote-read:// state is not supported yet: use disagg-file://DIR (durable) or memory://")
-	default:
-		return nil, nil
+		home, entries, err := openObjectHome(uri)
+		if err != nil {
+			return nil, err
+		}
+		return &store{home: home, entries: entries}, nil
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	return nil, nil
+}
+
+func openFileStore(dir string) (*store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("serve: state directory: %w", err)
 	}
-	lock, err := lockDir(cfg.Dir)
+	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &store{path: filepath.Join(cfg.Dir, storeFile), lock: lock}
-	data, err := os.ReadFile(s.path)
+	h := &fileHome{path: filepath.Join(dir, storeFile), lock: lock}
+	s := &store{home: h}
+	data, err := os.ReadFile(h.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return s, nil
 	case err != nil:
-		s.close()
+		h.close()
 		return nil, fmt.Errorf("serve: read catalog: %w", err)
 	}
 	if err := json.Unmarshal(data, &s.entries); err != nil {
-		s.close()
-		return nil, fmt.Errorf("serve: catalog %s is damaged: %w", s.path, err)
+		h.close()
+		return nil, fmt.Errorf("serve: catalog %s is damaged: %w", h.path, err)
 	}
 	return s, nil
 }
@@ -98,11 +120,17 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// close releases the directory lock.
+// close releases what the catalog's home holds.
 func (s *store) close() {
-	if s != nil && s.lock != nil {
-		s.lock.Close()
-		s.lock = nil
+	if s != nil {
+		s.home.close()
+	}
+}
+
+func (h *fileHome) close() {
+	if h.lock != nil {
+		h.lock.Close()
+		h.lock = nil
 	}
 }
 
@@ -124,7 +152,7 @@ func (s *store) add(e entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.entries = append(s.entries, e)
-	if err := s.writeLocked(); err != nil {
+	if err := s.home.write(s.entries); err != nil {
 		s.entries = s.entries[:len(s.entries)-1]
 		return err
 	}
@@ -146,19 +174,19 @@ func (s *store) remove(id int) error {
 	}
 	old := s.entries
 	s.entries = kept
-	if err := s.writeLocked(); err != nil {
+	if err := s.home.write(s.entries); err != nil {
 		s.entries = old
 		return err
 	}
 	return nil
 }
 
-func (s *store) writeLocked() error {
-	data, err := json.MarshalIndent(s.entries, "", "  ")
+func (h *fileHome) write(entries []entry) error {
+	data, err := json.MarshalIndent(entries, "", "  ")
 	if err != nil {
 		return fmt.Errorf("persist catalog: %w", err)
 	}
-	tmp := s.path + ".tmp"
+	tmp := h.path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("persist catalog: %w", err)
@@ -169,10 +197,10 @@ func (s *store) writeLocked() error {
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		return fmt.Errorf("persist catalog: %w", err)
 	}
-	if err := os.Rename(tmp, s.path); err != nil {
+	if err := os.Rename(tmp, h.path); err != nil {
 		return fmt.Errorf("persist catalog: %w", err)
 	}
-	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
+	if d, err := os.Open(filepath.Dir(h.path)); err == nil {
 		_ = d.Sync()
 		_ = d.Close()
 	}
@@ -180,15 +208,18 @@ func (s *store) writeLocked() error {
 }
 
 // freeState deletes a job's checkpoints (DROP MATERIALIZED VIEW, CANCEL
-// JOB) on a disagg-file:// state URI; the in-process schemes free theirs
-// with the job.
+// JOB) on a durable state URI; the in-process schemes free theirs with the
+// job.
 func freeState(uri, name string) error {
 	cfg, _, err := stateuri.Parse(uri)
-	if err != nil || cfg.Scheme != stateuri.DisaggFile || name == "" {
+	if err != nil || name == "" || (cfg.Scheme != stateuri.DisaggFile && cfg.Scheme != stateuri.RemoteRead) {
 		return err
 	}
 	if strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
 		return fmt.Errorf("free state: bad checkpoint name %q", name)
+	}
+	if cfg.Scheme == stateuri.RemoteRead {
+		return freeObjects(uri, name)
 	}
 	if err := os.RemoveAll(filepath.Join(cfg.Dir, name)); err != nil {
 		return fmt.Errorf("free state %s: %w", name, err)

@@ -290,6 +290,8 @@ func TestServeKill9(t *testing.T) {
 // TestServeFlagErrors: bad flags name what is wrong before anything
 // listens.
 func TestServeFlagErrors(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "") // remote-read:// below must fail before any request
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
 	empty := filepath.Join(t.TempDir(), "empty")
 	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -305,7 +307,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"--password-file", empty}, "is empty"},
 		{[]string{"--checkpoint-interval", "0s"}, "checkpoint interval must be positive"},
 		{[]string{"--state", "s4://x"}, `unknown scheme "s4"`},
-		{[]string{"--state", "remote-read://bucket/prefix"}, "the catalog of remote-read:// state is not supported yet"},
+		{[]string{"--state", "remote-read://bucket/prefix"}, "no credentials for s3://bucket: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--metrics", "0.0.0.0:0"}, `serve --metrics: metrics address "0.0.0.0:0" listens on 0.0.0.0, not loopback`},
 		{[]string{"--metrics", ":0"}, "listens on every interface, not loopback"},
