@@ -26,6 +26,10 @@ type readPlan struct {
 	pq   *plan.Query
 	job  *job
 	proj *ops.Proj // nil: the view's rows as they are
+	// key, when point is set, narrows the rows the filter is applied to
+	// (a point read: snapindex.go).
+	key   pointKey
+	point bool
 }
 
 // readPlans caches read plans by statement text (a prepared statement's
@@ -80,7 +84,15 @@ func (c *core) snapshotRead(ctx context.Context, qs *ast.QueryStmt, text string)
 	if err != nil {
 		return nil, false, nil // the session's path says why, as it always did
 	}
-	rows, ok := rp.eval(s.rows)
+	in := s.rows
+	if rp.point {
+		pos := s.rowsWith(rp.key)
+		in = make([]types.Row, len(pos))
+		for i, p := range pos {
+			in[i] = s.rows[p]
+		}
+	}
+	rows, ok := rp.eval(in)
 	if !ok {
 		return nil, false, nil
 	}
@@ -116,6 +128,9 @@ func (c *core) planReadLocked(qs *ast.QueryStmt) *readPlan {
 		return rp
 	}
 	rp.pq, rp.job, rp.proj = pq, j, proj
+	if proj != nil && proj.Filter != nil {
+		rp.key, rp.point = pointKeyOf(qs, j)
+	}
 	return rp
 }
 

@@ -24,6 +24,7 @@ func TestSnapshotReadsMatchSessionReads(t *testing.T) {
 		`CREATE TABLE t (k BIGINT, v BIGINT) WITH (connector='datagen', rows='200', 'fields.k.kind'='sequence', 'fields.k.min'='0')`,
 		`CREATE MATERIALIZED VIEW mv AS SELECT k % 10 AS k, COUNT(*) AS n, SUM(k) AS s FROM t GROUP BY k % 10`,
 		`CREATE VIEW plain AS SELECT k, n FROM mv WHERE k < 5`,
+		`CREATE MATERIALIZED VIEW names AS SELECT CAST(k % 4 AS VARCHAR) AS name, COUNT(*) AS n FROM t GROUP BY CAST(k % 4 AS VARCHAR)`,
 	} {
 		if _, _, err := ts.Query(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
@@ -32,19 +33,29 @@ func TestSnapshotReadsMatchSessionReads(t *testing.T) {
 	for _, tc := range []struct {
 		sql      string
 		snapshot bool // served from the snapshot
+		point    bool // through a point index
 	}{
-		{"SELECT * FROM mv", true},
-		{"SELECT k, n, s FROM mv WHERE k = 3", true},
-		{"SELECT k, n, s FROM mv WHERE k = 42", true},
-		{"SELECT s, k FROM mv WHERE k > 2 AND k <> 7 ORDER BY s DESC", true},
-		{"SELECT * FROM mv ORDER BY k LIMIT 3 OFFSET 2", true},
-		{"SELECT n FROM mv", true},                 // ten equal rows: gathered as the sink does
-		{"SELECT k % 2 AS p, n FROM mv", true},     // equal rows apart in the view
-		{"SELECT k, 100 / (k - 3) FROM mv", false}, // a division by zero: the session's warning
-		{"SELECT * FROM plain ORDER BY k", true},
-		{"SELECT COUNT(*) FROM mv", false},
-		{"SELECT a.k, b.n FROM mv a JOIN mv b ON a.k = b.k", false},
-		{"SELECT DISTINCT n FROM mv", false},
+		{"SELECT * FROM mv", true, false},
+		{"SELECT k, n, s FROM mv WHERE k = 3", true, true},
+		{"SELECT k, n, s FROM mv WHERE k = 42", true, true},
+		{"SELECT n FROM mv m WHERE 3 = m.k AND n > 0", true, true},
+		{"SELECT n FROM mv WHERE k = 3 AND n > 100", true, true},
+		{"SELECT k FROM mv WHERE k = 3.0", true, false},                         // DECIMAL literal: no index
+		{"SELECT k, n FROM mv WHERE k = 3 AND 100 / (k - 5) > 0", true, false},  // AND stops at FALSE: no error, no index
+		{"SELECT k, n FROM mv WHERE 100 / (k - 5) > 0 AND k = 3", false, false}, // an error on row 5: the session's warning
+		{"SELECT k FROM mv WHERE k = 3 OR k = 4", true, false},
+		{"SELECT name, n FROM names WHERE name = '2'", true, true},
+		{"SELECT name, n FROM names WHERE name = 'x'", true, true},
+		{"SELECT s, k FROM mv WHERE k > 2 AND k <> 7 ORDER BY s DESC", true, false},
+		{"SELECT * FROM mv ORDER BY k LIMIT 3 OFFSET 2", true, false},
+		{"SELECT n FROM mv", true, false},                 // ten equal rows: gathered as the sink does
+		{"SELECT k % 2 AS p, n FROM mv", true, false},     // equal rows apart in the view
+		{"SELECT k, 100 / (k - 3) FROM mv", false, false}, // a division by zero: the session's warning
+		{"SELECT * FROM plain ORDER BY k", true, false},
+		{"SELECT * FROM plain WHERE k = 2", true, false}, // a plain view's columns: no index
+		{"SELECT COUNT(*) FROM mv", false, false},
+		{"SELECT a.k, b.n FROM mv a JOIN mv b ON a.k = b.k", false, false},
+		{"SELECT DISTINCT n FROM mv", false, false},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			qs := parseQuery(t, tc.sql)
@@ -59,6 +70,9 @@ func TestSnapshotReadsMatchSessionReads(t *testing.T) {
 			}
 			if served := ts.core.snapReads.Load() > before; served != tc.snapshot {
 				t.Errorf("served from the snapshot: %v, want %v", served, tc.snapshot)
+			}
+			if rp := ts.core.reads.get(tc.sql, ts.core.gen.Load()); rp == nil || rp.point != tc.point {
+				t.Errorf("plan %+v, want a point index: %v", rp, tc.point)
 			}
 			if !reflect.DeepEqual(got.Columns, want.Columns) || got.Tag != want.Tag || got.Warning != want.Warning {
 				t.Errorf("got %v %q %q, want %v %q %q", got.Columns, got.Tag, got.Warning, want.Columns, want.Tag, want.Warning)
