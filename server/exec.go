@@ -22,6 +22,9 @@ type piece struct {
 // exec runs one statement (its text without the trailing ';') for a
 // connection and returns its result; errors are positioned in text.
 func (c *core) exec(ctx context.Context, cs *connState, text string) (*result, error) {
+	if r, ok := c.cachedRead(ctx, text); ok {
+		return r, nil
+	}
 	if r, ok, err := c.special(ctx, cs, text); ok {
 		return r, err
 	}

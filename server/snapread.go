@@ -26,6 +26,7 @@ type readPlan struct {
 	pq   *plan.Query
 	job  *job
 	proj *ops.Proj // nil: the view's rows as they are
+	cols []column  // the result's columns (shared by every result: read only)
 	// key, when point is set, narrows the rows the filter is applied to
 	// (a point read: snapindex.go).
 	key   pointKey
@@ -77,6 +78,24 @@ func (c *core) snapshotRead(ctx context.Context, qs *ast.QueryStmt, text string)
 		c.mu.Unlock()
 		c.reads.put(text, rp)
 	}
+	return c.serveSnapshot(ctx, rp)
+}
+
+// cachedRead serves a statement whose text was planned before as a
+// snapshot read, before it is even parsed (ok false: take the usual
+// path). Such a text is a SELECT, which no special statement matches.
+func (c *core) cachedRead(ctx context.Context, text string) (*result, bool) {
+	rp := c.reads.get(text, c.gen.Load())
+	if rp == nil || rp.job == nil {
+		return nil, false
+	}
+	r, ok, _ := c.serveSnapshot(ctx, rp)
+	return r, ok
+}
+
+// serveSnapshot answers a planned read from its view's newest snapshot,
+// through the point index when the plan has a key.
+func (c *core) serveSnapshot(ctx context.Context, rp *readPlan) (r *result, ok bool, err error) {
 	if rp.job == nil {
 		return nil, false, nil
 	}
@@ -96,10 +115,7 @@ func (c *core) snapshotRead(ctx context.Context, qs *ast.QueryStmt, text string)
 	if !ok {
 		return nil, false, nil
 	}
-	r = &result{Rows: rows}
-	for _, col := range rp.pq.Columns {
-		r.Columns = append(r.Columns, column{Name: col.Name, Type: col.Type})
-	}
+	r = &result{Rows: rows, Columns: rp.cols}
 	r.Tag = fmt.Sprintf("SELECT %d", len(r.Rows))
 	c.snapReads.Add(1)
 	return r, true, nil
@@ -128,6 +144,9 @@ func (c *core) planReadLocked(qs *ast.QueryStmt) *readPlan {
 		return rp
 	}
 	rp.pq, rp.job, rp.proj = pq, j, proj
+	for _, col := range pq.Columns {
+		rp.cols = append(rp.cols, column{Name: col.Name, Type: col.Type})
+	}
 	if proj != nil && proj.Filter != nil {
 		rp.key, rp.point = pointKeyOf(qs, j)
 	}
