@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +87,8 @@ func TestSnapshotReadsMatchSessionReads(t *testing.T) {
 
 // TestSnapshotReadSkipsSessionLock: with the session lock held (as a
 // statement being planned holds it), a point read and a full scan of a
-// view planned before still answer.
+// view planned before still answer, and so does a prepared point read
+// (pgx) of keys it has not read before.
 func TestSnapshotReadSkipsSessionLock(t *testing.T) {
 	ts := startServer(t, Config{})
 	ctx := context.Background()
@@ -104,12 +106,24 @@ func TestSnapshotReadSkipsSessionLock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	conn := connect(t, ts.addr, "")
+	const point = "SELECT k, n FROM mv WHERE k = $1"
+	var k, n int64
+	if err := conn.QueryRow(ctx, point, 1).Scan(&k, &n); err != nil { // prepared and planned once
+		t.Fatal(err)
+	}
 	ts.core.mu.Lock()
 	done := make(chan error, 1)
 	go func() {
 		for _, sql := range reads {
 			if _, rows, err := ts.Query(ctx, sql); err != nil || len(rows) == 0 {
 				done <- fmt.Errorf("%s: %v %v", sql, rows, err)
+				return
+			}
+		}
+		for key := int64(2); key < 10; key++ {
+			if err := conn.QueryRow(ctx, point, key).Scan(&k, &n); err != nil || k != key || n != 10 {
+				done <- fmt.Errorf("%s with %d: %d %d %v", point, key, k, n, err)
 				return
 			}
 		}
@@ -245,4 +259,62 @@ func scanPairs(ctx context.Context, conn *pgx.Conn, sql string) ([][2]int64, err
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// TestPreparedPointReads: an executed prepared point read is served from
+// one plan per statement and parameter kind, with the rows the bound
+// text gives on the session's path; other prepared reads are not.
+func TestPreparedPointReads(t *testing.T) {
+	ts := startServer(t, Config{})
+	ctx := context.Background()
+	for _, sql := range []string{
+		`CREATE TABLE t (k BIGINT) WITH (connector='datagen', rows='200', 'fields.k.kind'='sequence', 'fields.k.min'='0')`,
+		`CREATE MATERIALIZED VIEW mv AS SELECT k % 10 AS k, COUNT(*) AS n, SUM(k) AS s FROM t GROUP BY k % 10`,
+		`CREATE MATERIALIZED VIEW names AS SELECT CASE WHEN k % 3 = 0 THEN 'it''s' ELSE CAST(k % 3 AS VARCHAR) END AS name, COUNT(*) AS n FROM t GROUP BY 1`,
+	} {
+		if _, _, err := ts.Query(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	for _, tc := range []struct {
+		sql    string
+		lits   []string
+		served bool
+	}{
+		{"SELECT k, n, s FROM mv WHERE k = $1", []string{"3"}, true},
+		{"SELECT k, n, s FROM mv WHERE k = $1", []string{"42"}, true},
+		{"SELECT n FROM mv m WHERE $1 = m.k AND n > 0", []string{"0"}, true},
+		{"SELECT * FROM mv WHERE k = $1 ORDER BY s LIMIT 1", []string{"7"}, true},
+		{"SELECT name, n FROM names WHERE name = $1", []string{"'2'"}, true},
+		{"SELECT name, n FROM names WHERE name = $1", []string{"'it''s'"}, true},
+		{"SELECT name, n FROM names WHERE name = $1", []string{"'x'"}, true},
+		{"SELECT k FROM mv WHERE k = $1", []string{"'3'"}, false},        // a string for a BIGINT column
+		{"SELECT k FROM mv WHERE k = $1", []string{"(-3)"}, false},       // not a plain integer
+		{"SELECT k FROM mv WHERE k = $1", []string{"NULL"}, false},       // NULL equals nothing: the session's path
+		{"SELECT k FROM mv WHERE k = $1 OR k = 4", []string{"3"}, false}, // not an AND-ed term
+		{"SELECT k, n FROM mv WHERE k = $1 AND n = $1", []string{"20"}, false},
+		{"SELECT k, n FROM mv WHERE k = $1 AND 100 / (k - 5) > 0", []string{"3"}, false},
+		{"SELECT COUNT(*) FROM mv WHERE k = $1", []string{"3"}, false},
+	} {
+		t.Run(tc.sql+" "+strings.Join(tc.lits, ","), func(t *testing.T) {
+			bound, err := bindParams(tc.sql, tc.lits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ts.core.sessionQuery(ctx, parseQuery(t, bound), bound)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := ts.core.preparedRead(ctx, tc.sql, tc.lits)
+			if ok != tc.served {
+				t.Fatalf("served from one plan: %v, want %v", ok, tc.served)
+			}
+			if !ok {
+				return
+			}
+			if !reflect.DeepEqual(got.Columns, want.Columns) || got.Tag != want.Tag || fmt.Sprint(got.Rows) != fmt.Sprint(want.Rows) {
+				t.Errorf("got %v %v %q, want %v %v %q", got.Columns, got.Rows, got.Tag, want.Columns, want.Rows, want.Tag)
+			}
+		})
+	}
 }
