@@ -36,6 +36,9 @@ type Remote struct {
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running statement's (Cancel)
+	// dashJob is the view whose attached dashboard t asked for during a
+	// SUBSCRIBE; it opens once the stream stopped.
+	dashJob string
 }
 
 // ConnectURL turns --connect's argument into a PostgreSQL URL:
@@ -156,8 +159,23 @@ func splitSQL(src string) []stmtText {
 	return out
 }
 
-// statement runs one statement and prints its results.
+// statement runs one statement and prints its results. A SUBSCRIBE that
+// t stopped (watchKeys) opens the attached dashboard over its view's job.
 func (r *Remote) statement(ctx context.Context, sql string) error {
+	err := r.stream(ctx, sql)
+	r.mu.Lock()
+	job := r.dashJob
+	r.dashJob = ""
+	r.mu.Unlock()
+	if job == "" || ctx.Err() != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "-- SUBSCRIBE stopped: the dashboard watches %s's job on the server (q comes back here)\n", job)
+	return r.openAttached(ctx, job)
+}
+
+// stream runs one statement and prints its results as they arrive.
+func (r *Remote) stream(ctx context.Context, sql string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	r.mu.Lock()
 	r.cancel = cancel
@@ -171,7 +189,7 @@ func (r *Remote) statement(ctx context.Context, sql string) error {
 	stopSig := cancelOnInterrupt(cancel)
 	defer stopSig()
 	if isCopySubscribe(sql) || isSubscribe(sql) {
-		stopKeys := r.watchKeys(ctx, cancel) // a streaming statement runs until stopped
+		stopKeys := r.watchKeys(ctx, cancel, subscribedView(sql)) // a streaming statement runs until stopped
 		defer stopKeys()
 	}
 	if isCopySubscribe(sql) {
@@ -192,18 +210,27 @@ func (r *Remote) statement(ctx context.Context, sql string) error {
 }
 
 // watchKeys cancels the statement on Ctrl-C or q while it runs, when the
-// shell reads single keys (a terminal).
-func (r *Remote) watchKeys(ctx context.Context, cancel context.CancelFunc) (stop func()) {
+// shell reads single keys (a terminal); t cancels it too and asks for the
+// attached dashboard over view's job, when the server has an attach
+// address and the shell a dashboard (else t does nothing).
+func (r *Remote) watchKeys(ctx context.Context, cancel context.CancelFunc, view string) (stop func()) {
 	if r.opts.Keys == nil || !r.opts.Live {
 		return func() {}
 	}
+	canAttach := view != "" && r.opts.Attach != nil && r.attachAddr() != ""
 	kctx, kcancel := context.WithCancel(ctx)
 	keys, wait := r.opts.Keys(kctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for k := range keys {
-			if k == 3 || k == 'q' {
+			switch {
+			case k == 3 || k == 'q':
+				cancel()
+			case (k == 't' || k == 'T') && canAttach:
+				r.mu.Lock()
+				r.dashJob = view
+				r.mu.Unlock()
 				cancel()
 			}
 		}

@@ -149,7 +149,7 @@ func oidWidth(oid uint32) int {
 // statement it sends ("" for those handled here).
 var remoteCommands = map[string]string{
 	`\d`: "SHOW TABLES", `\dt`: "SHOW TABLES", `\tables`: "SHOW TABLES", `\jobs`: "SHOW JOBS",
-	`\describe`: "DESCRIBE", `\explain`: "EXPLAIN", `\help`: "", `\?`: "", `\timing`: "", `\q`: "", `\quit`: "",
+	`\describe`: "DESCRIBE", `\explain`: "EXPLAIN", `\help`: "", `\?`: "", `\timing`: "", `\q`: "", `\quit`: "", `\tui`: "",
 }
 
 // command runs a backslash command against the server.
@@ -167,10 +167,14 @@ func (r *Remote) command(ctx context.Context, line string) error {
   \d [NAME]      relations, or NAME's columns (\dt, \tables, \describe NAME)
   \jobs          SHOW JOBS
   \explain Q     the server's plan of Q
+  \tui [VIEW]    the attached dashboard over VIEW's job (or a list to pick from)
   \timing        toggle statement timing
   \q             leave
-SUBSCRIBE TO v streams v's changes until Ctrl-C (q on a terminal).`)
+SUBSCRIBE TO v streams v's changes until Ctrl-C (q on a terminal; t stops it
+and opens the attached dashboard over v's job when the server has --metrics).`)
 		return nil
+	case name == `\tui`:
+		return r.openAttached(ctx, arg)
 	case name == `\timing`:
 		r.timing = !r.timing
 		fmt.Fprintf(r.out, "Timing is %s.\n", map[bool]string{true: "on", false: "off"}[r.timing])

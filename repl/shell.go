@@ -42,6 +42,10 @@ type Options struct {
 	// Dashboard, when set, is what \tui (and t during a live query)
 	// opens; it needs Live.
 	Dashboard Dashboard
+	// Attach, when set, is what a remote shell's \tui (and t during a
+	// SUBSCRIBE) opens: the attached dashboard over a server job; it
+	// needs Live.
+	Attach AttachDashboard
 }
 
 // Shell runs statements and backslash commands against a session and

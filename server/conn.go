@@ -197,6 +197,9 @@ func (c *conn) authenticate(m *pgproto3.StartupMessage) error {
 		v, _ := c.cs.get(k)
 		c.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
 	}
+	if a := c.s.cfg.AttachAddr; a != "" {
+		c.be.Send(&pgproto3.ParameterStatus{Name: "clink_attach", Value: a})
+	}
 	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	return c.be.Flush()

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"clink/engine/async"
@@ -57,6 +58,13 @@ type core struct {
 	mvs       map[string]*job   // by lower-case name
 	installed map[string]uint64 // MV name -> snapshot version installed as its read table
 	sampled   chan struct{}     // closed when sampleRates returned
+
+	// gen counts catalog changes; reads caches read plans of the current
+	// generation (snapread.go). Both are read without mu.
+	gen   atomic.Uint64
+	reads readPlans
+	// snapReads counts reads served from a snapshot (tests look).
+	snapReads atomic.Int64
 }
 
 // newCore opens the session on the state URI and restores the persisted
@@ -135,6 +143,7 @@ func (c *core) failedJobLocked(e entry, err error) {
 			kind, name = kindMV, cv.Name
 		}
 	}
+	c.catalogChanged()
 	j := c.newJob(kind, name, e.SQL, e.Job)
 	j.ckName, j.state, j.err = e.Name, "failed", err
 	j.cancel()

@@ -22,6 +22,9 @@ type piece struct {
 // exec runs one statement (its text without the trailing ';') for a
 // connection and returns its result; errors are positioned in text.
 func (c *core) exec(ctx context.Context, cs *connState, text string) (*result, error) {
+	if r, ok := c.cachedRead(ctx, text); ok {
+		return r, nil
+	}
 	if r, ok, err := c.special(ctx, cs, text); ok {
 		return r, err
 	}
@@ -76,6 +79,7 @@ func (c *core) isMV(name string) bool {
 func (c *core) ddl(ctx context.Context, text, tag string) (*result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.catalogChanged()
 	if _, err := c.sess.Exec(ctx, text); err != nil {
 		return nil, err
 	}
@@ -88,6 +92,9 @@ func (c *core) ddl(ctx context.Context, text, tag string) (*result, error) {
 // sessionExec runs a statement through the session and converts its result.
 func (c *core) sessionExec(ctx context.Context, text, tag string) (*result, error) {
 	c.mu.Lock()
+	if tag != "SHOW" {
+		c.catalogChanged() // a statement the server does not know may change what reads plan to
+	}
 	res, err := c.sess.Exec(ctx, text)
 	c.mu.Unlock()
 	if err != nil {
@@ -168,10 +175,22 @@ func (c *core) dml(ctx context.Context, table string, at ast.Pos, text, verb str
 	return c.sessionExec(ctx, text, "")
 }
 
-// query runs an ad-hoc SELECT to its end on memory:// state (it leaves no
-// checkpoints): materialised views it reads hold their newest snapshot.
+// query runs an ad-hoc SELECT: a read of one view straight from its
+// newest snapshot (snapshotRead), any other to its end as a query on
+// memory:// state (it leaves no checkpoints), the materialised views it
+// reads holding their newest snapshot.
 // A query over an unbounded table is refused: it would never end.
 func (c *core) query(ctx context.Context, qs *ast.QueryStmt, text string) (*result, error) {
+	if r, ok, err := c.snapshotRead(ctx, qs, text); ok || err != nil {
+		return r, err
+	}
+	return c.sessionQuery(ctx, qs, text)
+}
+
+// sessionQuery runs a SELECT as a clink query to its end on memory://
+// state, the views it reads installed as values tables holding their
+// newest snapshots.
+func (c *core) sessionQuery(ctx context.Context, qs *ast.QueryStmt, text string) (*result, error) {
 	snaps, err := c.readSnapshots(ctx, c.referencedMVs(text))
 	if err != nil {
 		return nil, err

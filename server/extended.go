@@ -25,6 +25,10 @@ type prepared struct {
 type portal struct {
 	sql     string
 	formats []int16
+	// prep and lits are the prepared statement's text and the literals
+	// bound for its parameters (a prepared point read: preparedRead).
+	prep string
+	lits []string
 	// rest is what a suspended Execute (MaxRows) has not sent yet.
 	rest *result
 }
@@ -83,7 +87,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	if err != nil {
 		return fail(err, ps.sql)
 	}
-	c.portals[m.DestinationPortal] = &portal{sql: sql, formats: m.ResultFormatCodes}
+	c.portals[m.DestinationPortal] = &portal{sql: sql, formats: m.ResultFormatCodes, prep: ps.sql, lits: lits}
 	c.be.Send(&pgproto3.BindComplete{})
 	return nil
 }
@@ -173,7 +177,10 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 	var err error
 	r := p.rest
 	if r == nil {
-		r, err = c.s.core.exec(ctx, c.cs, p.sql)
+		var ok bool
+		if r, ok = c.s.core.preparedRead(ctx, p.prep, p.lits); !ok {
+			r, err = c.s.core.exec(ctx, c.cs, p.sql)
+		}
 	}
 	if err == nil && m.MaxRows > 0 && r.Sub == nil && len(r.Rows) > int(m.MaxRows) {
 		// Send MaxRows rows and suspend: the next Execute sends more.

@@ -26,6 +26,7 @@ type snapshot struct {
 	version uint64
 	barrier state.CheckpointID // 0: the end of a bounded input
 	rows    []types.Row
+	idx     snapIndex // point reads' indexes over rows (snapindex.go)
 }
 
 // job is a background query the server runs until it is dropped,

@@ -46,6 +46,7 @@ func (c *core) nameTaken(name string) bool {
 // startMVLocked starts the view's query as a checkpointed job under its
 // own checkpoint name and registers the view's read table; c.mu is held.
 func (c *core) startMVLocked(cv *ast.CreateView, e entry, resume string) (*job, error) {
+	c.catalogChanged()
 	j := c.newJob(kindMV, cv.Name, e.SQL, e.Job)
 	j.ckName = e.Name
 	if j.ckName == "" {
@@ -179,6 +180,7 @@ func (c *core) dropMV(name string, at ast.Pos) (*result, error) {
 // catalog file, stopped, its checkpoints deleted. A state that cannot be
 // freed is logged under what, not returned: the job is gone either way.
 func (c *core) retireLocked(j *job, tag, what string) (*result, error) {
+	c.catalogChanged()
 	c.forget(j)
 	err := c.store.remove(j.id)
 	c.mu.Unlock()

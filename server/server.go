@@ -68,6 +68,11 @@ type Config struct {
 	// or restored); the done it returns is called once when the job stops
 	// (DROP MATERIALIZED VIEW, CANCEL JOB or the server's Close).
 	OnJob func(JobStart) (done func())
+	// AttachAddr, when set, is where `clink tui --attach` watches this
+	// server's jobs (the --metrics listener); every connection is told it
+	// as the ParameterStatus clink_attach, so `clink repl --connect` can
+	// open the attached dashboard over a running view.
+	AttachAddr string
 }
 
 // JobStart is a started job as Config.OnJob sees it.

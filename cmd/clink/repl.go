@@ -73,7 +73,7 @@ func runREPL(args []string, stdout, stderr io.Writer) error {
 					return 0
 				}
 				return w
-			}, Dashboard: replDashboard},
+			}, Dashboard: replDashboard, Attach: replAttach},
 		HistoryFile: repl.DefaultHistoryFile(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 	}
 	cfg.Color = cfg.Live && os.Getenv("NO_COLOR") == ""

@@ -66,7 +66,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer obs.Close() // after srv.Close: every job has unregistered by then
-		f.cfg.Bus, f.cfg.OnJob = obs.bus, obs.onServerJob
+		f.cfg.Bus, f.cfg.OnJob, f.cfg.AttachAddr = obs.bus, obs.onServerJob, obs.srv.Addr()
 	}
 	srv, err := server.New(f.cfg)
 	if err != nil {

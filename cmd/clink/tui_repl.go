@@ -22,3 +22,10 @@ func replDashboard(_ context.Context, h *session.Handle, cfg session.Config, ckp
 	closeErr := rt.Close()
 	return rt.Checkpoints(), errors.Join(runErr, closeErr)
 }
+
+// replAttach is a remote REPL's \tui and its t during a SUBSCRIBE: the
+// attached dashboard (clink tui --attach) over the server's job, on the
+// terminal, until q; the job keeps running on the server.
+func replAttach(_ context.Context, addr, job string) error {
+	return runAttached(tuiOptions{attach: addr, job: job}, os.Stdout)
+}
