@@ -119,6 +119,10 @@ func (p *parser) tableElement(ct *ast.CreateTable) {
 				p.errorAt(nt.pos, "duplicate column %s", name)
 			}
 		}
+		if p.acceptKw("AS") { // a computed column: name AS expr
+			ct.Columns = append(ct.Columns, ast.ColumnDef{At: nt.pos, Name: name, Computed: p.expr()})
+			return
+		}
 		ct.Columns = append(ct.Columns, ast.ColumnDef{At: nt.pos, Name: name, Type: p.typeName()})
 		p.columnConstraints(ct, name, nt.pos)
 	}

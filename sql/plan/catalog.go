@@ -90,11 +90,14 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		return ast.Errorf(ct.At, "table or view %s already exists", ct.Name)
 	}
 	t := &connector.Table{Name: ct.Name, At: ct.At, Options: map[string]string{}, OptionPos: map[string]ast.Pos{}}
-	for _, col := range ct.Columns {
-		for _, prev := range t.Columns {
+	for i, col := range ct.Columns {
+		for _, prev := range ct.Columns[:i] {
 			if strings.EqualFold(prev.Name, col.Name) {
 				return ast.Errorf(col.At, "duplicate column %s", col.Name)
 			}
+		}
+		if col.Computed != nil {
+			continue
 		}
 		t.Columns = append(t.Columns, expr.Column{Name: col.Name, Type: col.Type})
 		t.ColumnPos = append(t.ColumnPos, col.At)
@@ -125,6 +128,12 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 				return ast.Errorf(t.ColumnPos[i], "table %s: column %s: METADATA columns need connector 'kafka' or 'upsert-kafka', not %q", t.Name, t.Columns[i].Name, t.Connector)
 			}
 		}
+	}
+	if err := computedColumns(t, ct); err != nil {
+		return err
+	}
+	if err := procTimeWatermark(t, ct.Watermark); err != nil {
+		return err
 	}
 	if err := c.watermark(t, ct.Watermark); err != nil {
 		return err
@@ -167,7 +176,7 @@ func (c *Catalog) watermark(t *connector.Table, w *ast.Watermark) error {
 	if w == nil {
 		return nil
 	}
-	s := t.Schema("")
+	s := t.ScanSchema("")
 	at := w.ColumnAt
 	if at == (ast.Pos{}) {
 		at = w.At
