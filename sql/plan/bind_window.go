@@ -49,13 +49,13 @@ func windowOpName(k OpKind) (string, bool) {
 // column; for OpWindowAgg, the group expressions' window end over the
 // input and the aggregate.
 type WindowInfo struct {
-	Spec       ops.WindowSpec
-	TimeCol    int
-	Watermark  bool // the time column carries a source watermark
+	Spec      ops.WindowSpec
+	TimeCol   int
+	Watermark bool // the time column carries a source watermark
 	// ProcTime: the time column is a processing-time attribute (PROCTIME()),
 	// whose watermark is the session clock: the windows fire when the
 	// clock reaches their end.
-	ProcTime bool
+	ProcTime   bool
 	End        expr.Expr
 	StartGroup int // index among GroupBy of window_start (-1: none)
 	EndGroup   int // index among GroupBy of window_end (-1: none)
