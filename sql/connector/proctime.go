@@ -13,13 +13,15 @@ import (
 
 // Processing time. A table with "pt AS PROCTIME()" stamps each row with
 // the session's injected clock when the source reads it (Extend), and
-// its source turns the same clock into the stream's watermark: after each
-// row it announces the row's processing time, and when the query has
-// processing-time windows it sets a clock timer at the next window end
-// after that row (Env.ProcTick), so that when the clock reaches the end
-// the next poll announces it and the windows downstream fire. A row is
-// stamped after every watermark announced before it, so it is never
-// late. The watermark machinery of event time then does the rest (a
+// its source turns the same clock into the stream's watermark, one
+// millisecond behind it: after each row it announces the row's processing
+// time - 1 ms, and when the query has processing-time windows it sets a
+// clock timer at the next window end after that row (Env.ProcTick), so
+// that when the clock reaches the end the next poll announces end - 1 ms
+// and the windows downstream fire (a window fires at a watermark of its
+// end - 1 ms). A row is stamped after every watermark announced before
+// it, and later than each by more than a millisecond, so it is never
+// late, as a processing-time row never is in Flink. The watermark machinery of event time then does the rest (a
 // processing-time window is a window over an attribute whose watermark
 // is the clock); on a simulated clock the timers are the events a
 // stepped run advances to, so scenario files stay deterministic.
@@ -59,30 +61,29 @@ func (p *procTime) take() (engine.Element[ops.Change], bool) {
 	return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: p.wm}, true
 }
 
-// row notes a row read: its processing time becomes the watermark, and a
-// timer is set at the next window end after it.
+// row notes a row read: its processing time - 1 ms becomes the
+// watermark, and a timer is set at the next window end after it.
 func (p *procTime) row(r types.Row) {
 	if p.col >= len(r) || r[p.col].IsNull() {
 		return
 	}
 	pt := r[p.col].Int()
-	if pt <= p.wm {
-		return
+	if pt-1 > p.wm {
+		p.wm, p.due = pt-1, true
 	}
-	p.wm, p.due = pt, true
 	if p.tick <= 0 {
 		return
 	}
-	target := (floorDiv(pt+1, p.tick)+1)*p.tick - 1 // window ends fire at end-1
-	if target == p.armed {
+	end := (floorDiv(pt, p.tick) + 1) * p.tick // the next window end after pt
+	if end == p.armed {
 		return
 	}
-	p.armed = target
-	p.clock.AfterFunc(msDuration(target-pt), func() {})
+	p.armed = end
+	p.clock.AfterFunc(msDuration(end-pt), func() {})
 }
 
-// quiet is a poll with no row: once the clock has passed the armed window
-// end, the clock's time is announced.
+// quiet is a poll with no row: once the clock has reached the armed
+// window end, the clock's time - 1 ms is announced.
 func (p *procTime) quiet() (engine.Element[ops.Change], bool) {
 	if el, ok := p.take(); ok {
 		return el, true
@@ -91,11 +92,11 @@ func (p *procTime) quiet() (engine.Element[ops.Change], bool) {
 		return engine.Element[ops.Change]{}, false
 	}
 	now := p.clock.Now().UnixMilli()
-	if now < p.armed || now <= p.wm {
+	if now < p.armed || now-1 <= p.wm {
 		return engine.Element[ops.Change]{}, false
 	}
-	p.wm, p.armed = now, math.MinInt64
-	return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: now}, true
+	p.wm, p.armed = now-1, math.MinInt64
+	return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: now - 1}, true
 }
 
 // after notes an element an external source (kafka) returned.
