@@ -29,6 +29,8 @@ type procTime struct {
 	clock async.Clock
 	col   int   // the attribute's column in the scan's row
 	tick  int64 // ms between window ends; 0: no timers
+	span  int64 // ms from a row to the last end of a window it is in
+	until int64 // the last window end a row read may still be waiting for
 	wm    int64 // the last watermark announced or pending
 	armed int64 // the watermark a timer is set for (MinInt64: none)
 	due   bool  // wm is to be announced
@@ -49,7 +51,7 @@ func openProcTime(t *Table, env Env) *procTime {
 	if col < 0 {
 		return nil
 	}
-	return &procTime{clock: procClock(env), col: col, tick: env.ProcTick.Milliseconds(), wm: math.MinInt64, armed: math.MinInt64}
+	return &procTime{clock: procClock(env), col: col, tick: env.ProcTick.Milliseconds(), span: env.ProcSpan.Milliseconds(), wm: math.MinInt64, armed: math.MinInt64}
 }
 
 // take returns the pending watermark, if one is due.
@@ -74,12 +76,19 @@ func (p *procTime) row(r types.Row) {
 	if p.tick <= 0 {
 		return
 	}
-	end := (floorDiv(pt, p.tick) + 1) * p.tick // the next window end after pt
-	if end == p.armed {
+	p.until = max(p.until, floorDiv(pt, p.tick)*p.tick+p.span)
+	p.arm(pt)
+}
+
+// arm sets a clock timer at the next window end after now (ms), unless
+// one is set or no row read can be in a window ending there.
+func (p *procTime) arm(now int64) {
+	end := (floorDiv(now, p.tick) + 1) * p.tick
+	if end == p.armed || end-p.tick >= p.until {
 		return
 	}
 	p.armed = end
-	p.clock.AfterFunc(msDuration(end-pt), func() {})
+	p.clock.AfterFunc(msDuration(end-now), func() {})
 }
 
 // quiet is a poll with no row: once the clock has reached the armed
@@ -96,6 +105,7 @@ func (p *procTime) quiet() (engine.Element[ops.Change], bool) {
 		return engine.Element[ops.Change]{}, false
 	}
 	p.wm, p.armed = now-1, math.MinInt64
+	p.arm(now) // a HOP or CUMULATE row is in windows that end later
 	return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: now - 1}, true
 }
 

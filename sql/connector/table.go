@@ -171,6 +171,9 @@ type Env struct {
 	// a clock timer at the next end after each row, so the windows fire
 	// when the clock reaches it (proctime.go).
 	ProcTick time.Duration
+	// ProcSpan is the largest size among those windows: after a row the
+	// timers go on until its last window has ended.
+	ProcSpan time.Duration
 	// RowErrors, when set, makes a WATERMARK expression that fails on a
 	// row give no watermark for it (counted) instead of failing the query.
 	RowErrors *expr.RowErrors

@@ -163,25 +163,26 @@ func computedDetail(t *connector.Table) string {
 
 // procTick is the spacing of the processing-time window ends of the plan
 // under n: the greatest common divisor of its processing-time windows'
-// sizes, slides, steps and offsets in ms (0: none). Sources with a
-// PROCTIME attribute set a clock timer at the next multiple after each
-// row (connector.Env.ProcTick).
-func procTick(n *Node, seen map[*Node]bool) int64 {
+// sizes, slides, steps and offsets in ms (0: none), and the largest size.
+// Sources with a PROCTIME attribute set clock timers at those ends
+// (connector.Env.ProcTick).
+func procTick(n *Node, seen map[*Node]bool) (tick, span int64) {
 	if seen[n] {
-		return 0
+		return 0, 0
 	}
 	seen[n] = true
-	var g int64
 	if n.Op == OpWindow && n.Window != nil && n.Window.ProcTime {
 		sp := n.Window.Spec
 		for _, v := range []int64{sp.Size, sp.Slide, sp.Offset} {
-			g = gcd(g, v)
+			tick = gcd(tick, v)
 		}
+		span = sp.Size
 	}
 	for _, in := range n.Inputs {
-		g = gcd(g, procTick(in, seen))
+		t, s := procTick(in, seen)
+		tick, span = gcd(tick, t), max(span, s)
 	}
-	return g
+	return tick, span
 }
 
 func gcd(a, b int64) int64 {
