@@ -327,12 +327,12 @@ func (c *Catalog) dropName(m any, name string) {
 func (c *Catalog) Describe(name string, at ast.Pos) ([][]string, error) {
 	if t, ok := c.Table(name); ok {
 		var rows [][]string
-		for _, col := range t.Columns {
+		for _, col := range t.ScanColumns() {
 			wm := ""
 			if t.Watermark != nil && strings.Contains(t.WatermarkText, col.Name) {
 				wm = t.WatermarkText
 			}
-			rows = append(rows, []string{col.Name, col.Type.String(), wm})
+			rows = append(rows, []string{col.Name, describeType(t, col), wm})
 		}
 		return rows, nil
 	}

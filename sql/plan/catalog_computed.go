@@ -192,3 +192,20 @@ func gcd(a, b int64) int64 {
 	}
 	return a
 }
+
+// describeType is DESCRIBE's type of a column: a computed column's type
+// with its expression, "TIMESTAMP(3) AS PROCTIME() *PROCTIME*" for the
+// processing-time attribute (Flink marks it so).
+func describeType(t *connector.Table, col expr.Column) string {
+	for _, c := range t.Computed {
+		if c.Name != col.Name {
+			continue
+		}
+		out := c.Type.String() + " AS " + c.Text
+		if c.ProcTime && strings.EqualFold(c.Name, t.ProcTime) {
+			out += " *PROCTIME*"
+		}
+		return out
+	}
+	return col.Type.String()
+}
