@@ -294,6 +294,9 @@ func (p *parser) scalarTypeName() types.Type {
 	if name == "TIMESTAMP" && p.acceptKw("WITHOUT", "TIME", "ZONE") {
 		// TIMESTAMP WITHOUT TIME ZONE is clink's TIMESTAMP.
 	}
+	if name == "TIMESTAMP" && (p.acceptKw("WITH", "TIME", "ZONE") || p.acceptKw("WITH", "LOCAL", "TIME", "ZONE")) {
+		name = "TIMESTAMP_LTZ" // PostgreSQL's and Flink's spellings of an instant
+	}
 	ty, err := types.ParseTypeName(name, params)
 	if err != nil {
 		p.errorAt(t.pos, "%v", err)
@@ -364,6 +367,15 @@ func (p *parser) show(start token) ast.Statement {
 
 func (p *parser) set(start token) ast.Statement {
 	s := &ast.Set{At: start.pos}
+	if p.acceptKw("TIME", "ZONE") { // PostgreSQL: SET TIME ZONE 'zone' | LOCAL | DEFAULT
+		s.Key = "table.local-time-zone"
+		if p.acceptKw("LOCAL") || p.acceptKw("DEFAULT") {
+			s.Value = "UTC"
+		} else {
+			s.Value = p.optionValue()
+		}
+		return s
+	}
 	if p.tok().kind == tString {
 		s.Key, _ = p.stringLit("setting name")
 	} else {

@@ -174,6 +174,8 @@ func projSource(p ops.Proj, i int) (int, bool) {
 		return e.idx, true
 	case passRef:
 		return e.idx, true
+	case zoneRef:
+		return e.idx, true
 	}
 	return 0, false
 }

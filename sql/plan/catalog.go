@@ -29,6 +29,8 @@ type Catalog struct {
 	// lateness is the session's default allowed lateness of windows, ms
 	// (bind_window_lateness.go).
 	lateness int64
+	// zone is the session time zone (catalog_zone.go); zero: UTC.
+	zone expr.Zone
 }
 
 // NewCatalog returns an empty catalog.
@@ -83,6 +85,10 @@ var connectors = map[string]bool{"values": true, "nexmark": true, "csv": true, "
 // CreateTable adds a table. Connector options are checked now, so a bad
 // table fails at CREATE rather than at its first query.
 func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
+	return c.inZone(func() error { return c.createTable(ct) })
+}
+
+func (c *Catalog) createTable(ct *ast.CreateTable) error {
 	if c.exists(ct.Name) {
 		if ct.IfNotExists {
 			return nil
@@ -248,13 +254,17 @@ func checkConnector(t *connector.Table) error {
 // CreateView adds a view after planning its query (so errors show at
 // CREATE VIEW and the view's columns are known).
 func (c *Catalog) CreateView(cv *ast.CreateView) error {
+	return c.inZone(func() error { return c.createView(cv) })
+}
+
+func (c *Catalog) createView(cv *ast.CreateView) error {
 	if c.exists(cv.Name) {
 		if cv.IfNotExists {
 			return nil
 		}
 		return ast.Errorf(cv.At, "table or view %s already exists", cv.Name)
 	}
-	q, err := c.Plan(cv.Query)
+	q, err := c.plan(cv.Query)
 	if err != nil {
 		return err
 	}
