@@ -61,7 +61,7 @@ var (
 	Timestamp = Type{Kind: KindTimestamp, Precision: 3}
 	// TimestampLTZ is TIMESTAMP_LTZ(3): an instant (ms since the epoch).
 	TimestampLTZ = Type{Kind: KindTimestamp, Precision: 3, Zoned: true}
-	Interval  = Type{Kind: KindInterval}
+	Interval     = Type{Kind: KindInterval}
 	// Numeric is the unconstrained DECIMAL: its values keep their scale.
 	Numeric = Type{Kind: KindDecimal}
 )
