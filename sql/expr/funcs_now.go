@@ -28,5 +28,8 @@ func nowCall(e *ast.FuncCall) (*node, bool, error) {
 	if len(e.Args) > 0 {
 		return nil, true, ast.Errorf(e.At, "%s takes no arguments, got %d", e.Name, len(e.Args))
 	}
+	if e.Name == "PROCTIME" { // Flink's PROCTIME() is a TIMESTAMP_LTZ(3)
+		return constNode(types.NewTimestampTime(Now()), types.TimestampLTZ), true, nil
+	}
 	return constNode(types.NewTimestampTime(Now()), types.Timestamp), true, nil
 }

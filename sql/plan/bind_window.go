@@ -168,6 +168,14 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	}
 	proc := procAttr(in, idx)
 	detail := fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))
+	wtype := types.Timestamp
+	if in.Schema.Cols[idx].Type.Zoned { // a TIMESTAMP_LTZ: windows align in the session zone
+		wtype = types.TimestampLTZ
+		if off := zoneAlign(); off != 0 && spec.Kind != ops.Session {
+			spec.Offset -= off
+			detail += fmt.Sprintf("; aligned in %s (UTC%+.4g h)", expr.CurrentZone().Name, float64(off)/3.6e6)
+		}
+	}
 	if proc {
 		if spec.Kind == ops.Session {
 			return nil, errorf(at, "SESSION windows over processing time (%s is a PROCTIME() attribute) are not supported; use TUMBLE, HOP or CUMULATE", timeCol.Name)
@@ -176,10 +184,10 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	}
 	qual := in.Schema.Cols[idx].Table
 	cols := append(append([]expr.Column{}, in.Schema.Cols...),
-		expr.Column{Table: qual, Name: "window_start", Type: types.Timestamp},
-		expr.Column{Table: qual, Name: "window_end", Type: types.Timestamp})
+		expr.Column{Table: qual, Name: "window_start", Type: wtype},
+		expr.Column{Table: qual, Name: "window_end", Type: wtype})
 	if rowtime != "" {
-		cols = append(cols, expr.Column{Table: qual, Name: rowtime, Type: types.Timestamp})
+		cols = append(cols, expr.Column{Table: qual, Name: rowtime, Type: wtype})
 	}
 	return &Node{Op: OpWindow, Inputs: []*Node{in}, Schema: expr.NewSchema(cols...),
 		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), ProcTime: proc, Rowtime: rowtime != "", At: at,

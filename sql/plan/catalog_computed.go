@@ -34,7 +34,7 @@ func computedColumns(t *connector.Table, ct *ast.CreateTable) error {
 	for i, col := range ct.Columns {
 		cols[i] = expr.Column{Name: col.Name, Type: col.Type}
 	}
-	cols[len(ct.Columns)] = expr.Column{Name: procTimeCol, Type: types.Timestamp}
+	cols[len(ct.Columns)] = expr.Column{Name: procTimeCol, Type: types.TimestampLTZ} // Flink's PROCTIME() is a TIMESTAMP_LTZ(3)
 	s := expr.NewSchema(cols...)
 	for i, col := range ct.Columns {
 		if col.Computed == nil {

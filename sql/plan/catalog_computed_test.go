@@ -64,7 +64,7 @@ func TestComputedColumnsExtend(t *testing.T) {
 	for _, col := range tab.ScanColumns() {
 		names = append(names, col.Name+" "+col.Type.String())
 	}
-	if got, want := strings.Join(names, ", "), "s VARCHAR, ts TIMESTAMP(3), price INT, total INT, qty INT, pt TIMESTAMP(3), later TIMESTAMP(3)"; got != want {
+	if got, want := strings.Join(names, ", "), "s VARCHAR, ts TIMESTAMP(3), price INT, total INT, qty INT, pt TIMESTAMP_LTZ(3), later TIMESTAMP(3)"; got != want {
 		t.Fatalf("scan columns %s, want %s", got, want)
 	}
 	if tab.ProcTime != "" {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"time"
+
 	"clink/sql/expr"
 	"clink/sql/ops"
 	"clink/sql/types"
@@ -47,6 +49,9 @@ func (z zoneRef) Eval(r types.Row) (types.Value, error) {
 // showInZone puts the zone-marking projection on root when its result has
 // a TIMESTAMP_LTZ column; other roots are returned as they are.
 func showInZone(root *Node, z expr.Zone) *Node {
+	if z.Loc == time.UTC || z.Loc == nil { // values without a zone show in UTC already
+		return root
+	}
 	zoned := false
 	for _, c := range root.Schema.Cols {
 		zoned = zoned || (c.Type.Kind == types.KindTimestamp && c.Type.Zoned)
@@ -63,4 +68,16 @@ func showInZone(root *Node, z expr.Zone) *Node {
 		}
 	}
 	return calc(root, ops.Proj{Exprs: exprs}, root.Schema, "TIMESTAMP_LTZ shown in "+z.Name)
+}
+
+// zoneAlign is the UTC offset (ms) TIMESTAMP_LTZ windows planned now align
+// to: the session zone's standard offset, the smaller of its January and
+// July offsets this year (daylight saving time is not followed: a day
+// window of Europe/Berlin runs from 00:00 CET, 01:00 CEST).
+func zoneAlign() int64 {
+	loc := expr.CurrentZone().Loc
+	y := time.Now().Year()
+	_, jan := time.Date(y, 1, 1, 0, 0, 0, 0, loc).Zone()
+	_, jul := time.Date(y, 7, 1, 0, 0, 0, 0, loc).Zone()
+	return int64(min(jan, jul)) * 1000
 }

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync"
@@ -159,4 +160,22 @@ var zonedLayouts = []string{
 	"2006-01-02 15:04:05.999999999Z07",
 	"2006-01-02 15:04:05.999999999 Z07:00",
 	"2006-01-02T15:04:05.999999999Z07:00",
+}
+
+// zonedTimestampTag is the value encoding's kind byte of a TIMESTAMP_LTZ
+// value carrying its display zone: the instant (varint) and the zone
+// name follow. Values without a zone encode as plain timestamps.
+const zonedTimestampTag Kind = 0xE0
+
+func readZonedTimestamp(buf []byte) (Value, []byte, error) {
+	i, n := binary.Varint(buf)
+	if n <= 0 {
+		return NullValue, nil, ErrCorrupt
+	}
+	buf = buf[n:]
+	l, m := binary.Uvarint(buf)
+	if m <= 0 || uint64(len(buf)-m) < l {
+		return NullValue, nil, ErrCorrupt
+	}
+	return NewTimestampLTZ(i, string(buf[m:m+int(l)])), buf[m+int(l):], nil
 }
