@@ -40,6 +40,7 @@ func TestTimeZoneFunctions(t *testing.T) {
 		{"Europe/Berlin", "TO_TIMESTAMP_LTZ(1700000000123)", "2023-11-14 23:13:20.123"},
 		{"Europe/Berlin", "TO_TIMESTAMP_LTZ(1.5, 0)", "1970-01-01 01:00:01.500"},
 		{"UTC", "TO_TIMESTAMP_LTZ(0, 0)", "1970-01-01 00:00:00.000"},
+		{"Asia/Shanghai", "TO_TIMESTAMP_LTZ(4001, 3)", "1970-01-01 08:00:04.001"}, // Flink's time zone page
 		{"+05:30", "TO_TIMESTAMP_LTZ(0, 0)", "1970-01-01 05:30:00.000"},
 		{"America/Los_Angeles", "TO_TIMESTAMP_LTZ(0, 0)", "1969-12-31 16:00:00.000"},
 		// a TIMESTAMP cast to TIMESTAMP_LTZ is a wall time of the session zone
