@@ -88,7 +88,7 @@ func attrKind(n *Node, idx int) int {
 			n = w
 		case OpTemporalJoin: // rows leave once the watermark passes their AS OF time
 			if idx != n.Temporal.LeftTime {
-				return false
+				return noAttr
 			}
 			n = n.Inputs[0]
 		case OpOver, OpUnnest:

@@ -52,7 +52,7 @@ func computedColumns(t *connector.Table, ct *ast.CreateTable) error {
 			return ast.Errorf(col.Computed.Position(), "computed column %s has no type (CAST the expression)", col.Name)
 		}
 		cols[i].Type = e.Type()
-		proc := isProcTime(col.Computed)
+		proc := isProctime(col.Computed)
 		t.Computed = append(t.Computed, connector.Computed{Index: i, Name: col.Name, Type: e.Type(), Expr: e,
 			Text: ast.String(col.Computed), At: col.At, ProcTime: proc})
 		if proc {
@@ -117,12 +117,6 @@ func forwardRef(col ast.ColumnDef, i int, computed map[string]int) error {
 		return err == nil
 	})
 	return err
-}
-
-// isProcTime reports whether e is exactly PROCTIME().
-func isProcTime(e ast.Expr) bool {
-	f, ok := e.(*ast.FuncCall)
-	return ok && strings.EqualFold(f.Name, "PROCTIME") && len(f.Args) == 0
 }
 
 // procTimeWatermark refuses a WATERMARK on a processing-time attribute;
