@@ -118,3 +118,14 @@ func TestProcTimeBoundedWhere(t *testing.T) {
 	}
 	checkRows(t, h, []string{"a"})
 }
+
+// TestProcTimeSessionRefused: a SESSION window over a PROCTIME attribute
+// is refused at the window call.
+func TestProcTimeSessionRefused(t *testing.T) {
+	s, _ := idleSession(t, "memory://", 1, "CREATE TABLE c (k VARCHAR, pt AS PROCTIME());")
+	q := "SELECT COUNT(*) FROM TABLE(SESSION(TABLE c, DESCRIPTOR(pt), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end"
+	_, err := s.Query(context.Background(), q)
+	if err == nil || !strings.Contains(err.Error(), "SESSION windows over processing time") || !strings.Contains(err.Error(), "1:22") {
+		t.Fatalf("got %v, want the SESSION refusal at 1:22", err)
+	}
+}
