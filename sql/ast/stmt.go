@@ -105,6 +105,8 @@ type Set struct {
 	At    Pos
 	Key   string
 	Value string
+	// ValueAt is where Value is written (zero when unknown).
+	ValueAt Pos
 }
 
 // QueryStmt is a query run as a statement.

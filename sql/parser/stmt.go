@@ -369,6 +369,7 @@ func (p *parser) set(start token) ast.Statement {
 	s := &ast.Set{At: start.pos}
 	if p.acceptKw("TIME", "ZONE") { // PostgreSQL: SET TIME ZONE 'zone' | LOCAL | DEFAULT
 		s.Key = "table.local-time-zone"
+		s.ValueAt = p.tok().pos
 		if p.acceptKw("LOCAL") || p.acceptKw("DEFAULT") {
 			s.Value = "UTC"
 		} else {
@@ -384,6 +385,7 @@ func (p *parser) set(start token) ast.Statement {
 	if !p.acceptOp("=") {
 		p.expectKw("TO")
 	}
+	s.ValueAt = p.tok().pos
 	s.Value = p.optionValue()
 	return s
 }

@@ -372,7 +372,11 @@ func (s *Session) set(st *ast.Set) (*Result, error) {
 	case key == plan.LocalTimeZoneOption || key == "timezone" || key == "time zone":
 		z, err := expr.NewZone(st.Value)
 		if err != nil {
-			return nil, ast.Errorf(st.At, "%s: %v", plan.LocalTimeZoneOption, err)
+			at := st.ValueAt
+			if at == (ast.Pos{}) {
+				at = st.At
+			}
+			return nil, ast.Errorf(at, "%s: %v", plan.LocalTimeZoneOption, err)
 		}
 		s.cat.SetZone(z)
 	default:

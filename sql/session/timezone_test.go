@@ -83,7 +83,8 @@ func TestTimeZoneErrors(t *testing.T) {
 		{"SELECT CONVERT_TZ('2024-01-01 00:00:00', 'Nope/Zone', 'UTC');", `unknown time zone "Nope/Zone"`, "1:42"},
 		{"SELECT TO_TIMESTAMP_LTZ(1, 6);", "the precision must be the constant 0", "1:28"},
 		{"SELECT TIMESTAMP '2024-01-01 00:00:00' AT TIME ZONE 'Mars/Olympus';", `unknown time zone "Mars/Olympus"`, "1:53"},
-		{"SET TIME ZONE 'Mars/Olympus';", `table.local-time-zone: unknown time zone "Mars/Olympus"`, "1:1"},
+		{"SET TIME ZONE 'Mars/Olympus';", `table.local-time-zone: unknown time zone "Mars/Olympus"`, "1:15"},
+		{"SET 'table.local-time-zone' = 'Nope';", `table.local-time-zone: unknown time zone "Nope"`, "1:31"},
 		{"SELECT CAST('soon' AS TIMESTAMP_LTZ);", "invalid TIMESTAMP_LTZ", "1:8"},
 		{"CREATE TABLE t (a TIMESTAMP_LTZ(6));", "TIMESTAMP_LTZ(6): clink stores millisecond precision", "1:19"},
 	}
