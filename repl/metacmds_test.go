@@ -162,7 +162,7 @@ func TestPagerFallback(t *testing.T) {
 		in         string
 		note, rows bool
 	}{
-		{`SHOW ALL;`, true, true},     // 8 lines on a 6-line screen: paged, falls back
+		{`SHOW ALL;`, true, true},     // 9 lines on a 6-line screen: paged, falls back
 		{`SHOW ALL;`, false, true},    // the note once
 		{`\set timing`, false, false}, // short: printed directly
 		{`\pager off`, false, false},
@@ -175,7 +175,7 @@ func TestPagerFallback(t *testing.T) {
 		if got := strings.Contains(out.String(), "no-such-pager"); got != tc.note {
 			t.Errorf("%s: pager note %v, want %v:\n%s", tc.in, got, tc.note, out.String())
 		}
-		if got := strings.Contains(out.String(), "(5 rows)"); got != tc.rows {
+		if got := strings.Contains(out.String(), "(6 rows)"); got != tc.rows {
 			t.Errorf("%s: result printed %v, want %v:\n%s", tc.in, got, tc.rows, out.String())
 		}
 	}

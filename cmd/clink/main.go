@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	_ "time/tzdata" // time zones work on machines without /usr/share/zoneinfo
 
 	"clink/sql/ast"
 )

@@ -222,6 +222,11 @@ func (p *printer) createTable(s *CreateTable) {
 	}
 	p.f("%s (", QuoteIdent(s.Name))
 	p.list(len(s.Columns), func(i int) {
+		if c := s.Columns[i].Computed; c != nil {
+			p.f("%s AS ", QuoteIdent(s.Columns[i].Name))
+			p.expr(c)
+			return
+		}
 		p.f("%s %s", QuoteIdent(s.Columns[i].Name), s.Columns[i].Type)
 		if m := s.Columns[i].Metadata; m != "" {
 			p.f(" METADATA FROM %s", QuoteString(m))

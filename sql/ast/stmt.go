@@ -16,6 +16,10 @@ type ColumnDef struct {
 	// Metadata is the key of a METADATA [FROM 'key'] column (the column
 	// name when FROM is left out); "" for a physical column.
 	Metadata string
+	// Computed is a computed column's expression ("name AS expr", Flink's
+	// computed column); nil for a physical column, whose Type it then
+	// leaves zero: the type is the expression's, found at CREATE.
+	Computed Expr
 }
 
 // Watermark is "WATERMARK FOR Column AS Expr".
@@ -101,6 +105,8 @@ type Set struct {
 	At    Pos
 	Key   string
 	Value string
+	// ValueAt is where Value is written (zero when unknown).
+	ValueAt Pos
 }
 
 // QueryStmt is a query run as a statement.

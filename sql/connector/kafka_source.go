@@ -215,6 +215,11 @@ func (s *kafkaSource) Next() (engine.Element[ops.Change], bool, error) {
 // emit returns a change of partition p, raising p's watermark by its row.
 func (s *kafkaSource) emit(p *kafkaPart, ch ops.Change) (engine.Element[ops.Change], bool, error) {
 	p.last, p.idle, s.idleOn = s.clock.Now(), false, false
+	row, err := s.t.Extend(ch.Row, p.last)
+	if err != nil {
+		return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: %w", s.t.Name, err)
+	}
+	ch.Row = row
 	if w := s.t.Watermark; w != nil {
 		v, err := w.Eval(ch.Row)
 		if err != nil {

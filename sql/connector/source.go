@@ -11,7 +11,7 @@ import (
 // Next returns the next element.
 func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 	if s.ext != nil {
-		return s.ext.Next()
+		return s.extNext()
 	}
 	switch s.state {
 	case 1:
@@ -24,6 +24,11 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 		s.wmDue = false
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: s.wm}, true, nil
 	}
+	if s.proc != nil {
+		if el, ok := s.proc.take(); ok {
+			return el, true, nil
+		}
+	}
 	row, ok, end, err := s.r.next()
 	if err != nil {
 		return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: %w", s.table.Name, err)
@@ -33,12 +38,20 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 		return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: FinalWatermark}, true, nil
 	}
 	if !ok {
+		if s.proc != nil {
+			if el, ok := s.proc.quiet(); ok {
+				return el, true, nil
+			}
+		}
 		if s.idle.quiet() {
 			return engine.Element[ops.Change]{Kind: engine.Watermark, Watermark: engine.WatermarkIdle}, true, nil
 		}
 		return engine.Element[ops.Change]{}, false, nil
 	}
 	s.idle.active()
+	if row, err = s.table.Extend(row, s.clock.Now()); err != nil {
+		return engine.Element[ops.Change]{}, false, fmt.Errorf("source %s: %w", s.table.Name, err)
+	}
 	if w := s.watermark; w != nil {
 		v, err := w.Eval(row)
 		if err != nil {
@@ -49,11 +62,36 @@ func (s *Source) Next() (engine.Element[ops.Change], bool, error) {
 			s.wmDue = true
 		}
 	}
+	if s.proc != nil {
+		s.proc.row(row)
+	}
 	kind := ops.Insert
 	if s.kinds != nil { // a values table's DELETE / UPDATE
 		kind = s.kinds.lastKind()
 	}
 	return engine.Element[ops.Change]{Kind: engine.Data, Data: ops.Change{Kind: kind, Row: row}}, true, nil
+}
+
+// extNext is Next of an external source (kafka), with the processing
+// time of a PROCTIME attribute added.
+func (s *Source) extNext() (engine.Element[ops.Change], bool, error) {
+	if s.proc == nil {
+		return s.ext.Next()
+	}
+	if el, ok := s.proc.take(); ok {
+		return el, true, nil
+	}
+	el, ok, err := s.ext.Next()
+	if err != nil {
+		return el, ok, err
+	}
+	s.proc.after(el, ok)
+	if !ok {
+		if el, ok := s.proc.quiet(); ok {
+			return el, true, nil
+		}
+	}
+	return el, ok, nil
 }
 
 // Position is the reader's position (the watermark is re-derived), with
@@ -145,7 +183,7 @@ func Open(t *Table, env Env) (*Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Source{table: t, ext: k}, nil
+		return &Source{table: t, ext: k, proc: openProcTime(t, env)}, nil
 	default:
 		return nil, fmt.Errorf("table %s: connector %q cannot be read", t.Name, t.Connector)
 	}
@@ -154,6 +192,7 @@ func Open(t *Table, env Env) (*Source, error) {
 	}
 	src := newSource(t, r)
 	src.watermark = env.RowErrors.NonStrict(t.Watermark, "WATERMARK of "+t.Name)
+	src.clock, src.proc = procClock(env), openProcTime(t, env)
 	if src.idle, err = openIdleness(t, env); err != nil {
 		_ = r.close()
 		return nil, err

@@ -28,6 +28,9 @@ func (t *Table) definition() string {
 		}
 		lines = append(lines, fmt.Sprintf("column %s: %s", c.Name, c.Type))
 	}
+	for _, c := range t.Computed {
+		lines = append(lines, fmt.Sprintf("computed %s (column %d): AS %s", c.Name, c.Index, c.Text))
+	}
 	if t.WatermarkText != "" {
 		lines = append(lines, fmt.Sprintf("watermark: FOR %s AS %s", t.WatermarkColumn, t.WatermarkText))
 	}

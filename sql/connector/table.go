@@ -54,6 +54,12 @@ type Table struct {
 	PrimaryKey []int
 	// Bounded is decided at CREATE: whether a scan of the table ends.
 	Bounded bool
+	// Computed holds the computed columns in declaration order (nil:
+	// none); Columns holds only the physical ones (computed.go).
+	Computed []Computed
+	// ProcTime names the processing-time attribute ("pt AS PROCTIME()");
+	// "" for none.
+	ProcTime string
 }
 
 // Schema returns the table's columns qualified by qualifier.
@@ -159,6 +165,15 @@ type Env struct {
 	// default connect.max-outage of kafka tables: > 0 the limit, < 0
 	// forever, 0 the connector's own default (10m).
 	MaxOutage time.Duration
+	// ProcTick, when > 0, is the spacing of the processing-time window
+	// ends the query's windows have (their sizes', slides' and offsets'
+	// greatest common divisor): a source with a PROCTIME attribute sets
+	// a clock timer at the next end after each row, so the windows fire
+	// when the clock reaches it (proctime.go).
+	ProcTick time.Duration
+	// ProcSpan is the largest size among those windows: after a row the
+	// timers go on until its last window has ended.
+	ProcSpan time.Duration
 	// RowErrors, when set, makes a WATERMARK expression that fails on a
 	// row give no watermark for it (counted) instead of failing the query.
 	RowErrors *expr.RowErrors
@@ -202,6 +217,11 @@ type Source struct {
 	// ext, when set, is a source that does all of the above itself (a
 	// kafka subtask: per-partition watermarks and positions).
 	ext engine.Source[ops.Change]
+	// clock stamps the rows' processing time (computed columns).
+	clock async.Clock
+	// proc, for a table with a PROCTIME attribute, turns the clock into
+	// the watermark (proctime.go); nil otherwise.
+	proc *procTime
 }
 
 // kindReader is a rowReader whose rows carry a change kind (a values
@@ -210,5 +230,5 @@ type kindReader interface{ lastKind() ops.Kind }
 
 func newSource(t *Table, r rowReader) *Source {
 	kinds, _ := r.(kindReader)
-	return &Source{table: t, r: r, kinds: kinds, watermark: t.Watermark, wm: math.MinInt64}
+	return &Source{table: t, r: r, kinds: kinds, watermark: t.Watermark, wm: math.MinInt64, clock: async.RealClock{}}
 }

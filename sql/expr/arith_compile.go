@@ -26,9 +26,9 @@ func (c *Compiler) arithmetic(at ast.Pos, op string, l, r *node) (*node, error) 
 		res = numericResult(op, lt, rt)
 		fn = func(a, b types.Value) (types.Value, error) { return arith(op, a, b, res) }
 	case lt.Kind == types.KindTimestamp && rt.Kind == types.KindInterval && (op == "+" || op == "-"):
-		res, fn = types.Timestamp, msOp(op, types.NewTimestamp)
+		res, fn = timestampOf(lt), msOp(op, types.NewTimestamp)
 	case lt.Kind == types.KindInterval && rt.Kind == types.KindTimestamp && op == "+":
-		res, fn = types.Timestamp, msOp(op, types.NewTimestamp)
+		res, fn = timestampOf(rt), msOp(op, types.NewTimestamp)
 	case lt.Kind == types.KindTimestamp && rt.Kind == types.KindTimestamp && op == "-":
 		res, fn = types.Interval, msOp(op, types.NewInterval)
 	case lt.Kind == types.KindInterval && rt.Kind == types.KindInterval && (op == "+" || op == "-"):

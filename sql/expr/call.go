@@ -22,6 +22,10 @@ type builtin struct {
 
 var builtins = map[string]*builtin{}
 
+// wallFuncs read a TIMESTAMP_LTZ argument as its wall time in the session
+// zone (PostgreSQL's to_char and date_trunc of a timestamptz).
+var wallFuncs = map[string]bool{"TO_CHAR": true, "DATE_FORMAT": true, "DATE_TRUNC": true}
+
 // argTyped holds, for functions whose result type depends on a constant
 // argument (ROUND's digits), the checker that replaces builtin.result.
 var argTyped = map[string]func(args []*node) (types.Type, error){}
@@ -55,7 +59,7 @@ func IsAggregate(name string) bool {
 // aggregate, window and group window), sorted: "did you mean" candidates.
 func FunctionNames() []string {
 	var out []string
-	for _, m := range []map[string]bool{keys(builtins), keys(aggKinds), keys(plannedFuncs), nowFuncs} {
+	for _, m := range []map[string]bool{keys(builtins), keys(aggKinds), keys(plannedFuncs), nowFuncs, zoneFuncs} {
 		for k := range m {
 			out = append(out, k)
 		}
@@ -90,13 +94,16 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 		return nil, ast.Errorf(e.At, "%s function %s is not allowed here", kind, e.Name)
 	}
 	b, ok := builtins[e.Name]
-	if !ok && !nowFuncs[e.Name] {
+	if !ok && !nowFuncs[e.Name] && !zoneFuncs[e.Name] {
 		return nil, ast.Errorf(e.At, "unknown function %s%s", e.Name, ast.DidYouMean(e.Name, FunctionNames()))
 	}
 	if e.Distinct || e.Star || e.Filter != nil || len(e.OrderBy) > 0 {
 		return nil, ast.Errorf(e.At, "DISTINCT, *, ORDER BY and FILTER apply only to aggregate functions, not %s", e.Name)
 	}
 	if n, ok, err := nowCall(e); ok {
+		return n, err
+	}
+	if n, ok, err := c.zoneCall(e); ok {
 		return n, err
 	}
 	if len(e.Args) < b.minArgs || (b.maxArgs >= 0 && len(e.Args) > b.maxArgs) {
@@ -108,6 +115,9 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 		n, err := c.compile(a)
 		if err != nil {
 			return nil, err
+		}
+		if wallFuncs[e.Name] {
+			n = toWall(n) // a TIMESTAMP_LTZ is formatted as its wall time in the session zone
 		}
 		args[i], argTypes[i] = n, n.typ
 	}

@@ -63,8 +63,9 @@ func (c *Compiler) cast(e *ast.Cast) (*node, error) {
 	}
 	to := e.Type
 	ast.Infer(e.X, to)
+	from, z := x.typ, CurrentZone()
 	if x.konst != nil {
-		v, err := types.Cast(*x.konst, to)
+		v, err := zonedCast(*x.konst, from, to, z)
 		if err != nil {
 			return nil, ast.Errorf(e.At, "%v", err)
 		}
@@ -75,7 +76,7 @@ func (c *Compiler) cast(e *ast.Cast) (*node, error) {
 		if err != nil {
 			return types.NullValue, err
 		}
-		out, err := types.Cast(v, to)
+		out, err := zonedCast(v, from, to, z)
 		if err != nil {
 			return types.NullValue, ast.Errorf(e.At, "%v", err)
 		}
@@ -88,6 +89,7 @@ func (c *Compiler) extract(e *ast.Extract) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	x = toWall(x) // EXTRACT(HOUR FROM ltz) is the hour in the session zone
 	if x.typ.Kind != types.KindTimestamp && !isNullType(x.typ) {
 		return nil, ast.Errorf(e.At, "EXTRACT needs a TIMESTAMP, got %s", x.typ)
 	}

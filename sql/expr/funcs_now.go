@@ -11,7 +11,10 @@ import (
 var Now = time.Now
 
 // nowFuncs are the functions that return the current time.
-var nowFuncs = map[string]bool{"NOW": true, "CURRENT_TIMESTAMP": true, "LOCALTIMESTAMP": true}
+// PROCTIME() is one of them outside a computed column; in a CREATE
+// TABLE's "pt AS PROCTIME()" it is each row's processing time instead
+// (plan/catalog_computed.go substitutes it).
+var nowFuncs = map[string]bool{"NOW": true, "CURRENT_TIMESTAMP": true, "LOCALTIMESTAMP": true, "PROCTIME": true}
 
 // nowCall compiles NOW(), CURRENT_TIMESTAMP and LOCALTIMESTAMP to a
 // constant: the time the expression is compiled (when the query is
@@ -24,6 +27,9 @@ func nowCall(e *ast.FuncCall) (*node, bool, error) {
 	}
 	if len(e.Args) > 0 {
 		return nil, true, ast.Errorf(e.At, "%s takes no arguments, got %d", e.Name, len(e.Args))
+	}
+	if e.Name == "PROCTIME" { // Flink's PROCTIME() is a TIMESTAMP_LTZ(3)
+		return constNode(types.NewTimestampTime(Now()), types.TimestampLTZ), true, nil
 	}
 	return constNode(types.NewTimestampTime(Now()), types.Timestamp), true, nil
 }

@@ -176,6 +176,9 @@ func (p *parser) postfix(x ast.Expr) ast.Expr {
 			idx := p.expr()
 			p.expectOp("]")
 			x = &ast.Index{At: t.pos, X: x, Index: idx}
+		case p.acceptKw("AT", "TIME", "ZONE"):
+			// PostgreSQL's x AT TIME ZONE zone is its timezone(zone, x)
+			x = &ast.FuncCall{At: t.pos, Name: "TIMEZONE", Args: []ast.Expr{p.primary(), x}}
 		default:
 			return x
 		}

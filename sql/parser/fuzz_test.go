@@ -14,6 +14,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"SELECT a FROM t",
 		"CREATE TABLE t (a BIGINT, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector='values')",
+		"CREATE TABLE t (s VARCHAR, ts AS TO_TIMESTAMP(s), pt AS PROCTIME(), WATERMARK FOR ts AS ts)",
 		"SELECT COUNT(*) FILTER (WHERE x > 1) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t",
 		"WITH a (x) AS (VALUES (1), (2)) SELECT DISTINCT ON (x) * FROM ((SELECT * FROM a) AS b NATURAL JOIN a) ORDER BY x",
 		"SELECT * FROM o LEFT JOIN r FOR SYSTEM_TIME AS OF o.ts - INTERVAL '1' SECOND AS x (a) ON o.c = x.a",

@@ -119,6 +119,10 @@ func (p *parser) tableElement(ct *ast.CreateTable) {
 				p.errorAt(nt.pos, "duplicate column %s", name)
 			}
 		}
+		if p.acceptKw("AS") { // a computed column: name AS expr
+			ct.Columns = append(ct.Columns, ast.ColumnDef{At: nt.pos, Name: name, Computed: p.expr()})
+			return
+		}
 		ct.Columns = append(ct.Columns, ast.ColumnDef{At: nt.pos, Name: name, Type: p.typeName()})
 		p.columnConstraints(ct, name, nt.pos)
 	}
@@ -290,6 +294,9 @@ func (p *parser) scalarTypeName() types.Type {
 	if name == "TIMESTAMP" && p.acceptKw("WITHOUT", "TIME", "ZONE") {
 		// TIMESTAMP WITHOUT TIME ZONE is clink's TIMESTAMP.
 	}
+	if name == "TIMESTAMP" && (p.acceptKw("WITH", "TIME", "ZONE") || p.acceptKw("WITH", "LOCAL", "TIME", "ZONE")) {
+		name = "TIMESTAMP_LTZ" // PostgreSQL's and Flink's spellings of an instant
+	}
 	ty, err := types.ParseTypeName(name, params)
 	if err != nil {
 		p.errorAt(t.pos, "%v", err)
@@ -360,6 +367,16 @@ func (p *parser) show(start token) ast.Statement {
 
 func (p *parser) set(start token) ast.Statement {
 	s := &ast.Set{At: start.pos}
+	if p.acceptKw("TIME", "ZONE") { // PostgreSQL: SET TIME ZONE 'zone' | LOCAL | DEFAULT
+		s.Key = "table.local-time-zone"
+		s.ValueAt = p.tok().pos
+		if p.acceptKw("LOCAL") || p.acceptKw("DEFAULT") {
+			s.Value = "UTC"
+		} else {
+			s.Value = p.optionValue()
+		}
+		return s
+	}
 	if p.tok().kind == tString {
 		s.Key, _ = p.stringLit("setting name")
 	} else {
@@ -368,6 +385,7 @@ func (p *parser) set(start token) ast.Statement {
 	if !p.acceptOp("=") {
 		p.expectKw("TO")
 	}
+	s.ValueAt = p.tok().pos
 	s.Value = p.optionValue()
 	return s
 }

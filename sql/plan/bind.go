@@ -31,11 +31,23 @@ type binder struct {
 
 // Plan binds and plans a query against the catalog.
 func (c *Catalog) Plan(q *ast.Query) (*Query, error) {
+	var out *Query
+	err := c.inZone(func() error {
+		var err error
+		out, err = c.plan(q)
+		return err
+	})
+	return out, err
+}
+
+// plan is Plan inside the session zone (catalog_zone.go).
+func (c *Catalog) plan(q *ast.Query) (*Query, error) {
 	b := &binder{cat: c}
 	root, err := b.queryBody(q)
 	if err != nil {
 		return nil, err
 	}
+	root = showInZone(root, c.Zone())
 	out := &Query{Root: root, Columns: root.Schema.Cols, Limit: -1, At: q.At}
 	if err := b.orderLimit(displayOrder(q, out.Columns), out); err != nil {
 		return nil, err

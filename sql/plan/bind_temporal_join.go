@@ -96,7 +96,7 @@ func isProctime(e ast.Expr) bool {
 
 // columnIndex is the index of tab's column name (-1: none).
 func columnIndex(tab *connector.Table, name string) int {
-	for i, c := range tab.Columns {
+	for i, c := range tab.ScanColumns() { // the scan row: computed columns too
 		if strings.EqualFold(c.Name, name) {
 			return i
 		}

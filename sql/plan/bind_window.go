@@ -49,9 +49,13 @@ func windowOpName(k OpKind) (string, bool) {
 // column; for OpWindowAgg, the group expressions' window end over the
 // input and the aggregate.
 type WindowInfo struct {
-	Spec       ops.WindowSpec
-	TimeCol    int
-	Watermark  bool // the time column carries a source watermark
+	Spec      ops.WindowSpec
+	TimeCol   int
+	Watermark bool // the time column carries a source watermark
+	// ProcTime: the time column is a processing-time attribute (PROCTIME()),
+	// whose watermark is the session clock: the windows fire when the
+	// clock reaches their end.
+	ProcTime   bool
 	End        expr.Expr
 	StartGroup int // index among GroupBy of window_start (-1: none)
 	EndGroup   int // index among GroupBy of window_end (-1: none)
@@ -162,17 +166,33 @@ func windowNode(at ast.Pos, fn string, in *Node, timeCol *ast.ColumnRef, args []
 	if err := spec.Validate(); err != nil {
 		return nil, errorf(at, "%v", err)
 	}
+	proc := procAttr(in, idx)
+	detail := fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))
+	wtype := types.Timestamp
+	if in.Schema.Cols[idx].Type.Zoned { // a TIMESTAMP_LTZ: windows align in the session zone
+		wtype = types.TimestampLTZ
+		if off := zoneAlign(); off != 0 && spec.Kind != ops.Session {
+			spec.Offset -= off
+			detail += fmt.Sprintf("; aligned in %s (UTC%+.4g h)", expr.CurrentZone().Name, float64(off)/3.6e6)
+		}
+	}
+	if proc {
+		if spec.Kind == ops.Session {
+			return nil, errorf(at, "SESSION windows over processing time (%s is a PROCTIME() attribute) are not supported; use TUMBLE, HOP or CUMULATE", timeCol.Name)
+		}
+		detail += "; processing time"
+	}
 	qual := in.Schema.Cols[idx].Table
 	cols := append(append([]expr.Column{}, in.Schema.Cols...),
-		expr.Column{Table: qual, Name: "window_start", Type: types.Timestamp},
-		expr.Column{Table: qual, Name: "window_end", Type: types.Timestamp})
+		expr.Column{Table: qual, Name: "window_start", Type: wtype},
+		expr.Column{Table: qual, Name: "window_end", Type: wtype})
 	if rowtime != "" {
-		cols = append(cols, expr.Column{Table: qual, Name: rowtime, Type: types.Timestamp})
+		cols = append(cols, expr.Column{Table: qual, Name: rowtime, Type: wtype})
 	}
 	return &Node{Op: OpWindow, Inputs: []*Node{in}, Schema: expr.NewSchema(cols...),
-		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), Rowtime: rowtime != "", At: at,
+		Window: &WindowInfo{Spec: spec, TimeCol: idx, Watermark: timeAttr(in, idx), ProcTime: proc, Rowtime: rowtime != "", At: at,
 			StartGroup: -1, EndGroup: -1, RowtimeGroup: -1},
-		Detail: fmt.Sprintf("%s(%s, %s)", fn, timeCol.Name, argText(args))}, nil
+		Detail: detail}, nil
 }
 
 // optionalArg is ms[i], or 0 when the optional argument i is absent.

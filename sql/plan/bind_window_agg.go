@@ -163,6 +163,7 @@ func (b *binder) windowAggOf(agg, in *Node, groups []ast.Expr, lateness bool) (*
 		return agg, nil
 	}
 	info.Spec, info.TimeCol, info.Watermark, info.Rowtime = w.Window.Spec, w.Window.TimeCol, true, w.Window.Rowtime
+	info.ProcTime = w.Window.ProcTime
 	ts := types.Timestamp
 	switch {
 	case info.Spec.Kind == ops.Session:

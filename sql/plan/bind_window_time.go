@@ -20,60 +20,103 @@ import (
 // from one (ts + INTERVAL ..., CAST) is a plain TIMESTAMP, as in Flink.
 
 // timeAttr reports whether column idx of n is a time attribute.
-func timeAttr(n *Node, idx int) bool {
+func timeAttr(n *Node, idx int) bool { return attrKind(n, idx) != noAttr }
+
+// procAttr reports whether column idx of n is a processing-time
+// attribute: a source's "pt AS PROCTIME()" column traced the same way,
+// or the rowtime of a processing-time window. Its watermark is the
+// session clock (connector/proctime.go).
+func procAttr(n *Node, idx int) bool { return attrKind(n, idx) == procTimeAttr }
+
+// The kinds of time attribute attrKind tells apart.
+const (
+	noAttr = iota
+	eventTimeAttr
+	procTimeAttr
+)
+
+// attrKind traces column idx of n to where its time attribute comes from.
+func attrKind(n *Node, idx int) int {
 	for depth := 0; depth < 1024; depth++ { // plans are trees; the bound only guards a cycle
 		if idx < 0 || idx >= len(n.Schema.Cols) || n.Schema.Cols[idx].Type.Kind != types.KindTimestamp {
-			return false
+			return noAttr
 		}
 		switch n.Op {
 		case OpScan:
-			return scanTimeAttr(n.Table.Watermark != nil, n.Table.WatermarkColumn, n.Table.WatermarkText, n.Schema.Cols[idx].Name)
+			name := n.Schema.Cols[idx].Name
+			if t := n.Table; t.ProcTime != "" && strings.EqualFold(t.ProcTime, name) {
+				return procTimeAttr
+			}
+			if scanTimeAttr(n.Table.Watermark != nil, n.Table.WatermarkColumn, n.Table.WatermarkText, name) {
+				return eventTimeAttr
+			}
+			return noAttr
 		case OpCalc:
 			j, ok := projSource(n.Projs[0], idx)
 			if !ok {
-				return false
+				return noAttr
 			}
 			n, idx = n.Inputs[0], j
 		case OpExpand:
 			j, ok := expandSource(n, idx)
 			if !ok {
-				return false
+				return noAttr
 			}
 			n, idx = n.Inputs[0], j
 		case OpUnion:
+			kind := noAttr
 			for k, in := range n.Inputs {
 				j, ok := projSource(n.Projs[k], idx)
-				if !ok || !timeAttr(in, j) {
-					return false
+				if !ok {
+					return noAttr
 				}
+				kk := attrKind(in, j)
+				if kk == noAttr || (k > 0 && kk != kind) {
+					return noAttr
+				}
+				kind = kk
 			}
-			return true
+			return kind
 		case OpWindow:
 			w := n.Inputs[0]
 			if idx == rowtimeCol(n) {
-				return n.Window.Watermark
+				return windowAttr(n.Window.Watermark, n.Window.ProcTime)
 			}
 			if idx >= len(w.Schema.Cols) {
-				return false
+				return noAttr
 			}
 			n = w
 		case OpTemporalJoin: // rows leave once the watermark passes their AS OF time
 			if idx != n.Temporal.LeftTime {
-				return false
+				return noAttr
 			}
 			n = n.Inputs[0]
 		case OpOver, OpUnnest:
 			if idx >= len(n.Inputs[0].Schema.Cols) {
-				return false
+				return noAttr
 			}
 			n = n.Inputs[0]
 		case OpWindowAgg, OpSessionAgg:
-			return n.Window.RowtimeGroup >= 0 && idx == n.Window.RowtimeGroup
+			if n.Window.RowtimeGroup >= 0 && idx == n.Window.RowtimeGroup {
+				return windowAttr(true, n.Window.ProcTime)
+			}
+			return noAttr
 		default:
-			return false
+			return noAttr
 		}
 	}
-	return false
+	return noAttr
+}
+
+// windowAttr is the kind of a window's rowtime.
+func windowAttr(watermark, proc bool) int {
+	switch {
+	case !watermark:
+		return noAttr
+	case proc:
+		return procTimeAttr
+	}
+	return eventTimeAttr
 }
 
 // scanTimeAttr reports whether a source column is the WATERMARK FOR
@@ -130,6 +173,8 @@ func projSource(p ops.Proj, i int) (int, bool) {
 	case colRef:
 		return e.idx, true
 	case passRef:
+		return e.idx, true
+	case zoneRef:
 		return e.idx, true
 	}
 	return 0, false

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"time"
 
 	"clink/engine"
 	"clink/sql/connector"
@@ -66,6 +67,9 @@ type builder struct {
 func Build(q *Query, opts BuildOptions) (*Physical, error) {
 	if opts.Parallelism < 1 {
 		return nil, fmt.Errorf("parallelism must be at least 1, got %d", opts.Parallelism)
+	}
+	if tick, span := procTick(q.Root, map[*Node]bool{}); tick > 0 {
+		opts.Env.ProcTick, opts.Env.ProcSpan = time.Duration(tick)*time.Millisecond, time.Duration(span)*time.Millisecond
 	}
 	b := &builder{opts: opts, phys: &Physical{}, done: map[*Node]int{}}
 	if _, err := b.node(q.Root); err != nil {

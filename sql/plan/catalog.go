@@ -29,6 +29,8 @@ type Catalog struct {
 	// lateness is the session's default allowed lateness of windows, ms
 	// (bind_window_lateness.go).
 	lateness int64
+	// zone is the session time zone (catalog_zone.go); zero: UTC.
+	zone expr.Zone
 }
 
 // NewCatalog returns an empty catalog.
@@ -83,6 +85,10 @@ var connectors = map[string]bool{"values": true, "nexmark": true, "csv": true, "
 // CreateTable adds a table. Connector options are checked now, so a bad
 // table fails at CREATE rather than at its first query.
 func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
+	return c.inZone(func() error { return c.createTable(ct) })
+}
+
+func (c *Catalog) createTable(ct *ast.CreateTable) error {
 	if c.exists(ct.Name) {
 		if ct.IfNotExists {
 			return nil
@@ -90,11 +96,14 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 		return ast.Errorf(ct.At, "table or view %s already exists", ct.Name)
 	}
 	t := &connector.Table{Name: ct.Name, At: ct.At, Options: map[string]string{}, OptionPos: map[string]ast.Pos{}}
-	for _, col := range ct.Columns {
-		for _, prev := range t.Columns {
+	for i, col := range ct.Columns {
+		for _, prev := range ct.Columns[:i] {
 			if strings.EqualFold(prev.Name, col.Name) {
 				return ast.Errorf(col.At, "duplicate column %s", col.Name)
 			}
+		}
+		if col.Computed != nil {
+			continue
 		}
 		t.Columns = append(t.Columns, expr.Column{Name: col.Name, Type: col.Type})
 		t.ColumnPos = append(t.ColumnPos, col.At)
@@ -125,6 +134,12 @@ func (c *Catalog) CreateTable(ct *ast.CreateTable) error {
 				return ast.Errorf(t.ColumnPos[i], "table %s: column %s: METADATA columns need connector 'kafka' or 'upsert-kafka', not %q", t.Name, t.Columns[i].Name, t.Connector)
 			}
 		}
+	}
+	if err := computedColumns(t, ct); err != nil {
+		return err
+	}
+	if err := procTimeWatermark(t, ct.Watermark); err != nil {
+		return err
 	}
 	if err := c.watermark(t, ct.Watermark); err != nil {
 		return err
@@ -167,7 +182,7 @@ func (c *Catalog) watermark(t *connector.Table, w *ast.Watermark) error {
 	if w == nil {
 		return nil
 	}
-	s := t.Schema("")
+	s := t.ScanSchema("")
 	at := w.ColumnAt
 	if at == (ast.Pos{}) {
 		at = w.At
@@ -239,13 +254,17 @@ func checkConnector(t *connector.Table) error {
 // CreateView adds a view after planning its query (so errors show at
 // CREATE VIEW and the view's columns are known).
 func (c *Catalog) CreateView(cv *ast.CreateView) error {
+	return c.inZone(func() error { return c.createView(cv) })
+}
+
+func (c *Catalog) createView(cv *ast.CreateView) error {
 	if c.exists(cv.Name) {
 		if cv.IfNotExists {
 			return nil
 		}
 		return ast.Errorf(cv.At, "table or view %s already exists", cv.Name)
 	}
-	q, err := c.Plan(cv.Query)
+	q, err := c.plan(cv.Query)
 	if err != nil {
 		return err
 	}
@@ -318,12 +337,12 @@ func (c *Catalog) dropName(m any, name string) {
 func (c *Catalog) Describe(name string, at ast.Pos) ([][]string, error) {
 	if t, ok := c.Table(name); ok {
 		var rows [][]string
-		for _, col := range t.Columns {
+		for _, col := range t.ScanColumns() {
 			wm := ""
 			if t.Watermark != nil && strings.Contains(t.WatermarkText, col.Name) {
 				wm = t.WatermarkText
 			}
-			rows = append(rows, []string{col.Name, col.Type.String(), wm})
+			rows = append(rows, []string{col.Name, describeType(t, col), wm})
 		}
 		return rows, nil
 	}

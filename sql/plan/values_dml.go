@@ -30,7 +30,7 @@ func valuesUpdating(t *connector.Table) bool {
 // scanNode reads table t; a values table's scan says whether it retracts,
 // as does a changelog source's (connector.Changelog).
 func scanNode(t *connector.Table, alias string) *Node {
-	n := &Node{Op: OpScan, Schema: t.Schema(alias), Table: t, Detail: t.Name + " (" + t.Connector + ")"}
+	n := &Node{Op: OpScan, Schema: t.ScanSchema(alias), Table: t, Detail: t.Name + " (" + t.Connector + ")"}
 	if valuesUpdating(t) {
 		n.Updating = true
 		n.Detail = t.Name + " (values, updating: DELETE and UPDATE retract)"
@@ -39,6 +39,7 @@ func scanNode(t *connector.Table, alias string) *Node {
 		n.Updating = true
 		n.Detail = t.Name + " (" + t.Connector + ", " + connector.ChangelogDetail(t) + ")"
 	}
+	n.Detail += computedDetail(t)
 	if t.Connector == "upsert-kafka" {
 		return upsertNode(n)
 	}

@@ -28,7 +28,11 @@ func (s *Session) deleteRows(st *ast.Delete) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	where, err := dmlWhere(st.Where, schema)
+	var where func(types.Row, string) (bool, error)
+	err = expr.InZone(s.cat.Zone(), func() (err error) {
+		where, err = dmlWhere(st.Where, schema)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -48,11 +52,16 @@ func (s *Session) updateRows(st *ast.Update) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	where, err := dmlWhere(st.Where, schema)
-	if err != nil {
-		return nil, err
-	}
-	cols, vals, err := assignments(st, t, schema)
+	var where func(types.Row, string) (bool, error)
+	var cols []int
+	var vals []expr.Expr
+	err = expr.InZone(s.cat.Zone(), func() (err error) {
+		if where, err = dmlWhere(st.Where, schema); err != nil {
+			return err
+		}
+		cols, vals, err = assignments(st, t, schema)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

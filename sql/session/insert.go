@@ -39,7 +39,7 @@ func (s *Session) insert(ctx context.Context, st *ast.Insert) (*Result, error) {
 		}
 		row := make(types.Row, len(t.Columns))
 		for i, e := range r {
-			v, err := constValue(e, t.Columns[cols[i]].Type)
+			v, err := constValue(e, t.Columns[cols[i]].Type, s.cat.Zone())
 			if err != nil {
 				return nil, err
 			}
@@ -80,8 +80,12 @@ func targetColumns(t *connector.Table, st *ast.Insert) ([]int, error) {
 }
 
 // constValue evaluates a constant expression and casts it to typ.
-func constValue(e ast.Expr, typ types.Type) (types.Value, error) {
-	c, err := expr.Compile(e, expr.NewSchema())
+func constValue(e ast.Expr, typ types.Type, z expr.Zone) (types.Value, error) {
+	var c expr.Expr
+	err := expr.InZone(z, func() (err error) {
+		c, err = expr.Compile(e, expr.NewSchema())
+		return err
+	})
 	if err != nil {
 		return types.NullValue, err
 	}
@@ -92,7 +96,7 @@ func constValue(e ast.Expr, typ types.Type) (types.Value, error) {
 	if v.IsNull() {
 		return v, nil
 	}
-	out, err := types.Cast(v, typ)
+	out, err := expr.ZonedCast(v, c.Type(), typ, z)
 	if err != nil {
 		return types.NullValue, ast.Errorf(e.Position(), "cannot store %s as %s: %v", v, typ, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"clink/engine/event"
 	"clink/sql/ast"
 	"clink/sql/connector"
+	"clink/sql/expr"
 	"clink/sql/ops"
 	"clink/sql/parser"
 	"clink/sql/plan"
@@ -326,6 +327,7 @@ func (s *Session) settings() [][]string {
 		{plan.AllowedLatenessOption, (time.Duration(s.cat.AllowedLateness()) * time.Millisecond).String()},
 		{connector.IdleTimeoutOption, s.cfg.IdleTimeout.String()},
 		{ExpressionErrorsOption, s.expressionErrorsValue()},
+		{plan.LocalTimeZoneOption, s.cat.Zone().Name},
 	}
 }
 
@@ -367,9 +369,19 @@ func (s *Session) set(st *ast.Set) (*Result, error) {
 			return nil, ast.Errorf(st.At, "%v", err)
 		}
 		s.cfg.StrictExpressions = strict
+	case key == plan.LocalTimeZoneOption || key == "timezone" || key == "time zone":
+		z, err := expr.NewZone(st.Value)
+		if err != nil {
+			at := st.ValueAt
+			if at == (ast.Pos{}) {
+				at = st.At
+			}
+			return nil, ast.Errorf(at, "%s: %v", plan.LocalTimeZoneOption, err)
+		}
+		s.cat.SetZone(z)
 	default:
-		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state, %s, %s, %s)", st.Key,
-			plan.AllowedLatenessOption, connector.IdleTimeoutOption, ExpressionErrorsOption)
+		return nil, ast.Errorf(st.At, "unknown setting %s (known: parallelism, state, %s, %s, %s, %s)", st.Key,
+			plan.AllowedLatenessOption, connector.IdleTimeoutOption, ExpressionErrorsOption, plan.LocalTimeZoneOption)
 	}
 	return message("set %s = %s", st.Key, st.Value), nil
 }

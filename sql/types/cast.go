@@ -49,7 +49,15 @@ func Cast(v Value, t Type) (Value, error) {
 	case KindDecimal:
 		return castDecimal(v, t)
 	case KindTimestamp:
-		return castTimestamp(v)
+		if t.Zoned && v.kind == KindVarchar { // text with an offset is that instant, else UTC
+			ms, err := ParseTimestampIn(v.s, time.UTC)
+			return NewTimestamp(ms), err
+		}
+		out, err := castTimestamp(v)
+		if !t.Zoned {
+			out = out.InZone("")
+		}
+		return out, err
 	case KindInterval:
 		if v.kind == KindInterval {
 			return v, nil

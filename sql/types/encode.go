@@ -24,6 +24,11 @@ var ErrCorrupt = errors.New("corrupt encoded value")
 
 // AppendValue appends the value encoding of v to buf.
 func AppendValue(buf []byte, v Value) []byte {
+	if v.kind == KindTimestamp && v.s != "" { // a TIMESTAMP_LTZ shown in a zone (zone.go)
+		buf = binary.AppendVarint(append(buf, byte(zonedTimestampTag)), v.i)
+		buf = binary.AppendUvarint(buf, uint64(len(v.s)))
+		return append(buf, v.s...)
+	}
 	buf = append(buf, byte(v.kind))
 	switch v.kind {
 	case KindNull:
@@ -50,6 +55,8 @@ func ReadValue(buf []byte) (Value, []byte, error) {
 	}
 	k, buf := Kind(buf[0]), buf[1:]
 	switch k {
+	case zonedTimestampTag:
+		return readZonedTimestamp(buf)
 	case KindNull:
 		return NullValue, buf, nil
 	case KindBool:

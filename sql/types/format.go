@@ -31,7 +31,7 @@ func (v Value) String() string {
 	case KindVarchar:
 		return v.s
 	case KindTimestamp:
-		return v.Time().Format(TimestampLayout)
+		return v.zonedTime().Format(TimestampLayout)
 	case KindInterval:
 		return FormatInterval(v.i)
 	case KindArray:
@@ -51,7 +51,7 @@ func (v Value) AppendText(b []byte) []byte {
 	case KindBool:
 		return strconv.AppendBool(b, v.i != 0)
 	case KindTimestamp:
-		return v.Time().AppendFormat(b, TimestampLayout)
+		return v.zonedTime().AppendFormat(b, TimestampLayout)
 	}
 	return append(b, v.String()...)
 }

@@ -44,6 +44,10 @@ type Type struct {
 	Precision uint8
 	Scale     uint8
 	Elem      Kind
+	// Zoned marks TIMESTAMP_LTZ (Flink) / TIMESTAMPTZ (PostgreSQL), a
+	// TIMESTAMP kind whose values are instants shown in the session's
+	// time zone (zone.go); a plain TIMESTAMP is a wall-clock time.
+	Zoned bool
 }
 
 // Common types, for convenience and readable tests.
@@ -55,7 +59,9 @@ var (
 	Double    = Type{Kind: KindDouble}
 	Varchar   = Type{Kind: KindVarchar}
 	Timestamp = Type{Kind: KindTimestamp, Precision: 3}
-	Interval  = Type{Kind: KindInterval}
+	// TimestampLTZ is TIMESTAMP_LTZ(3): an instant (ms since the epoch).
+	TimestampLTZ = Type{Kind: KindTimestamp, Precision: 3, Zoned: true}
+	Interval     = Type{Kind: KindInterval}
 	// Numeric is the unconstrained DECIMAL: its values keep their scale.
 	Numeric = Type{Kind: KindDecimal}
 )
@@ -100,6 +106,9 @@ func (t Type) String() string {
 	case KindVarchar:
 		return "VARCHAR"
 	case KindTimestamp:
+		if t.Zoned {
+			return fmt.Sprintf("TIMESTAMP_LTZ(%d)", t.Precision)
+		}
 		return fmt.Sprintf("TIMESTAMP(%d)", t.Precision)
 	case KindInterval:
 		return "INTERVAL"
@@ -139,6 +148,14 @@ func ParseTypeName(name string, params []int) (Type, error) {
 			return Type{}, fmt.Errorf("TIMESTAMP(%d): clink stores millisecond precision, use 0..3", params[0])
 		}
 		return Timestamp, nil
+	case "TIMESTAMP_LTZ", "TIMESTAMPTZ":
+		if err := want(1); err != nil {
+			return Type{}, err
+		}
+		if len(params) == 1 && (params[0] < 0 || params[0] > 3) {
+			return Type{}, fmt.Errorf("%s(%d): clink stores millisecond precision, use 0..3", n, params[0])
+		}
+		return TimestampLTZ, nil
 	case "INTERVAL":
 		return Interval, want(0)
 	case "DECIMAL", "NUMERIC", "DEC":
