@@ -115,9 +115,10 @@ func mustEtag(t *testing.T, st objpool.ObjectStore) string {
 }
 
 // TestServeRemoteReadAcrossRestart: a server on remote-read:// (the S3
-// server on 127.0.0.1 that .ci/run starts) keeps its catalog and its view's
-// checkpoints in the bucket: after a restart the view is back with the
-// same contents, and DROP frees its objects.
+// server on 127.0.0.1 that .ci/run starts) keeps its catalog and its views'
+// checkpoints in the bucket: after a restart a view over a file is back
+// with the same contents, a view over an unbounded generator is running
+// again, and DROP frees its objects.
 func TestServeRemoteReadAcrossRestart(t *testing.T) {
 	ep := os.Getenv("CLINK_S3_ENDPOINT")
 	if ep == "" {
@@ -140,6 +141,8 @@ func TestServeRemoteReadAcrossRestart(t *testing.T) {
 	for _, sql := range []string{
 		fmt.Sprintf(`CREATE TABLE bids (k BIGINT, v BIGINT) WITH (connector='csv', path='%s', format='csv', header='true')`, path),
 		`CREATE MATERIALIZED VIEW totals AS SELECT k, COUNT(*) AS n, SUM(v) AS s FROM bids GROUP BY k`,
+		`CREATE TABLE g (id BIGINT) WITH (connector='datagen')`,
+		`CREATE MATERIALIZED VIEW mods AS SELECT id % 3 AS b, COUNT(*) AS n FROM g GROUP BY id % 3`,
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
@@ -150,6 +153,16 @@ func TestServeRemoteReadAcrossRestart(t *testing.T) {
 	if got := fmt.Sprint(totalsRows(t, conn)); got != want {
 		t.Fatalf("view = %s, want %s", got, want)
 	}
+	st, err := newObjectStore(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(listed(t, st, "mv-mods")) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			all, _ := st.List(ctx, "")
+			t.Fatalf("the generator view's checkpoints never reached the bucket: %v", all)
+		}
+	}
 	conn.Close(ctx)
 	ts.stop(t)
 
@@ -159,20 +172,22 @@ func TestServeRemoteReadAcrossRestart(t *testing.T) {
 	if got := fmt.Sprint(totalsRows(t, conn2)); got != want {
 		t.Fatalf("view after restart = %s, want %s", got, want)
 	}
-	st, err := newObjectStore(uri)
+	waitJobState(t, conn2, 2, "running")
+	if _, err := conn2.Exec(ctx, "DROP MATERIALIZED VIEW mods"); err != nil {
+		t.Fatal(err)
+	}
+	if left := listed(t, st, "mv-mods"); len(left) != 0 {
+		t.Fatalf("objects of the dropped view remain: %v", left)
+	}
+}
+
+func listed(t *testing.T, st objpool.ObjectStore, prefix string) []string {
+	t.Helper()
+	keys, err := st.List(context.Background(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := st.List(ctx, "mv-")
-	if err != nil || len(before) == 0 {
-		t.Fatalf("the view's checkpoints are not in the bucket: %v %v", before, err)
-	}
-	if _, err := conn2.Exec(ctx, "DROP MATERIALIZED VIEW totals"); err != nil {
-		t.Fatal(err)
-	}
-	if after, err := st.List(ctx, "mv-"); err != nil || len(after) != 0 {
-		t.Fatalf("objects of the dropped view remain: %v %v", after, err)
-	}
+	return keys
 }
 
 // totalsRows reads the totals view in key order.
