@@ -18,8 +18,8 @@ const (
 	memHotPerBackend = 128 << 10
 	memPar           = 2
 	// memEntryFloor is the hot tier's per-entry accounting overhead alone
-	// (state.entryOverhead): every key costs at least this much state.
-	memEntryFloor = 64
+	// (state.entryOverhead, the entry struct, map slot and dirty-list pointer): every key costs at least this much state.
+	memEntryFloor = 128
 	// Documented in docs/durability.md ("Memory bound").
 	memBase    = 96 << 20 // heap besides the hot tiers
 	memNonHeap = 32 << 20 // runtime: binary, stacks, GC metadata, unreturned pages

@@ -1,11 +1,57 @@
 package state
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+)
 
-// entryOverhead is the bytes charged per hot entry on top of its key and
-// value, a rough cost of the map slot and list node, so a budget bounds
-// memory even when values are tiny.
-const entryOverhead = 64
+// entryOverhead is the bytes charged per hot entry on top of the
+// allocations of its key and value: the entry struct itself (with its LRU
+// links), its slot in the tier's map and its dirty-list pointer. It is the
+// entry's true cost, not an estimate, so that hot_max_bytes bounds the
+// heap the tier holds (TestHotTierChargesTrueCost measures it).
+const entryOverhead = entryStructBytes + mapSlotBytes + 8
+
+// entryStructBytes is the allocation of one entry (80, a size class).
+const entryStructBytes = int64(unsafe.Sizeof(entry{}))
+
+// mapSlotBytes is what one key of a map[string]*entry costs on average: a
+// 24-byte slot plus its control byte, at the load of a Swiss table between
+// growths (7/8 full just before one, 7/16 just after).
+const mapSlotBytes = 40
+
+// allocBytes is what the allocator hands out for n bytes: n rounded up to
+// its size class (8-byte steps to 16, 16-byte steps to 128, then steps of
+// a sixteenth of the next power of two, within a few percent of Go's
+// classes), 0 for 0.
+func allocBytes(n int) int64 {
+	switch {
+	case n <= 0:
+		return 0
+	case n <= 16:
+		return int64((n + 7) &^ 7)
+	case n <= 128:
+		return int64((n + 15) &^ 15)
+	}
+	step := 1 << (bitsLen(n) - 4) // an eighth of the power of two below n, or finer
+	return int64((n + step - 1) &^ (step - 1))
+}
+
+// bitsLen is the number of bits needed to represent n > 0.
+func bitsLen(n int) int {
+	l := 0
+	for ; n > 0; n >>= 1 {
+		l++
+	}
+	return l
+}
+
+// entryCost is what an entry under key k holding val costs the heap
+// (capped to fit entry.size: no single entry is 2 GiB).
+func entryCost(k string, val []byte) int64 {
+	return min(entryOverhead+allocBytes(len(k))+allocBytes(cap(val)), math.MaxInt32)
+}
 
 // MaxPinnedSkips bounds the futile part of one eviction scan: after skipping
 // this many dirty, pinned or loading entries the scan gives up, so a write
@@ -14,19 +60,21 @@ const MaxPinnedSkips = 256
 
 // entry is one hot-tier slot. A slot whose valid is false is a placeholder
 // for an in-flight load: it is not a hit and not in the LRU list.
+//
+// Its fields are ordered to fit the 80-byte size class (entryStructBytes).
 type entry struct {
 	k          string // composed key: 4-byte big-endian op, then the key
 	val        []byte
-	size       int64
-	valid      bool // holds a value or a tombstone
-	deleted    bool // tombstone, or known absent from the pool
-	dirty      bool // changed since the last capture
+	prev, next *entry
+	size       int32 // entryCost when it was last set
 	pins       int32
 	loads      int32
+	scan       uint32 // the eviction scan that last skipped it (hotTier.scan)
+	valid      bool   // holds a value or a tombstone
+	deleted    bool   // tombstone, or known absent from the pool
+	dirty      bool   // changed since the last capture
 	owned      bool   // val is the backend's private buffer: Put may overwrite it in place
 	detached   bool   // removed from its tier's map: a later entry may hold its key
-	scan       uint32 // the eviction scan that last skipped it (hotTier.scan)
-	prev, next *entry
 }
 
 func (e *entry) evictable() bool { return e.valid && !e.dirty && e.pins == 0 && e.loads == 0 }
@@ -92,9 +140,9 @@ func (h *hotTier) insert(k []byte) *entry {
 // set stores a value (or tombstone) in e and makes it most recently used.
 // val is shared from then on (a load's result, or a caller's copy).
 func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
-	size := int64(len(e.k)+len(val)) + entryOverhead
+	size := entryCost(e.k, val)
 	if e.valid {
-		h.bytes -= e.size
+		h.bytes -= int64(e.size)
 		h.touch(e)
 	} else {
 		e.valid = true
@@ -102,9 +150,9 @@ func (h *hotTier) set(e *entry, val []byte, deleted, dirty bool) {
 		h.pushFront(e)
 	}
 	if e.dirty {
-		h.dirtyBytes += size - e.size
+		h.dirtyBytes += size - int64(e.size)
 	}
-	e.val, e.deleted, e.size, e.owned = val, deleted, size, false
+	e.val, e.deleted, e.size, e.owned = val, deleted, int32(size), false
 	h.bytes += size
 	h.setDirty(e, dirty)
 }
@@ -123,11 +171,11 @@ func (h *hotTier) setDirty(e *entry, dirty bool) {
 		e.dirty = dirty
 		if dirty {
 			h.dirty++
-			h.dirtyBytes += e.size
+			h.dirtyBytes += int64(e.size)
 			h.dirtyList = append(h.dirtyList, e)
 		} else {
 			h.dirty--
-			h.dirtyBytes -= e.size
+			h.dirtyBytes -= int64(e.size)
 		}
 	}
 }
@@ -158,7 +206,7 @@ func (h *hotTier) remove(e *entry) {
 	e.detached = true
 	if e.valid {
 		h.unlink(e)
-		h.bytes -= e.size
+		h.bytes -= int64(e.size)
 		h.n--
 		e.valid = false
 	}
@@ -248,9 +296,9 @@ func (h *hotTier) touch(e *entry) {
 func (h *hotTier) setCold(e *entry, val []byte, deleted bool) {
 	h.futile = false // inserted behind the entries a futile scan skipped
 	e.valid, e.val, e.deleted, e.owned = true, val, deleted, false
-	e.size = int64(len(e.k)+len(val)) + entryOverhead
+	e.size = int32(entryCost(e.k, val))
 	h.n++
-	h.bytes += e.size
+	h.bytes += int64(e.size)
 	e.next, e.prev = nil, h.tail
 	if h.tail != nil {
 		h.tail.next = e

@@ -13,7 +13,7 @@ import (
 // counting overwrites and deletes by their current size, and again after
 // an abandoned commit re-dirties them.
 func TestDirtyPressure(t *testing.T) {
-	const budget = 10000 // an entry of key k000 and a 10-byte value: 82 bytes
+	const budget = 20000 // an entry of key k000 and a 10-byte value: 152 bytes (entryCost)
 	cases := []struct {
 		name   string
 		writes func(b *state.RemoteReadBackend, round int)
@@ -59,7 +59,7 @@ func TestDirtyPressure(t *testing.T) {
 
 // A commit that fails re-dirties its keys: their bytes count again.
 func TestDirtyPressureAbandon(t *testing.T) {
-	b := newSimBackend(t, mempool.New(), 10000, nil).b
+	b := newSimBackend(t, mempool.New(), 20000, nil).b
 	calls := 0
 	b.SetDirtyPressure(func() { calls++ })
 	puts(t, b, 0, 60)
@@ -68,8 +68,8 @@ func TestDirtyPressureAbandon(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Abandon(c)
-	if st := b.Stats(); st.DirtyBytes != 60*82 {
-		t.Fatalf("%d dirty bytes after the abandon, want %d", st.DirtyBytes, 60*82)
+	if st := b.Stats(); st.DirtyBytes != 60*152 {
+		t.Fatalf("%d dirty bytes after the abandon, want %d", st.DirtyBytes, 60*152)
 	}
 	puts(t, b, 60, 70)
 	if calls != 1 {

@@ -320,7 +320,7 @@ func (b *RemoteReadBackend) evictLocked() {
 	}
 	b.hot.evict(func(e *entry) {
 		k := splitKey(e.k)
-		b.emitKey(event.KeyEvicted, k.Op, k.Key, e.size)
+		b.emitKey(event.KeyEvicted, k.Op, k.Key, int64(e.size))
 	})
 }
 
@@ -402,7 +402,7 @@ func (b *RemoteReadBackend) Dump() []DumpEntry {
 	out := make([]DumpEntry, 0, len(b.hot.m))
 	for _, e := range b.hot.m {
 		if e.valid {
-			out = append(out, DumpEntry{Key: splitKey(e.k), Bytes: e.size, Deleted: e.deleted, Dirty: e.dirty, Pinned: e.pins > 0})
+			out = append(out, DumpEntry{Key: splitKey(e.k), Bytes: int64(e.size), Deleted: e.deleted, Dirty: e.dirty, Pinned: e.pins > 0})
 		}
 	}
 	b.mu.Unlock()
