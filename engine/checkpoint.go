@@ -186,7 +186,7 @@ func (c *coordinator) delta(p *pendingCheckpoint) (*state.Delta, error) {
 		for i, cp := range p.captures {
 			caps[i] = cp.capture
 		}
-		merged, err := state.MergeCaptures(caps...)
+		merged, err := state.TakeCaptures(caps...)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %d: %w", p.info.ID, err)
 		}

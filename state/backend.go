@@ -93,10 +93,27 @@ type Capture struct {
 	pins  []*entry
 	keys  []string // MemoryBackend: composed keys to re-dirty on Abandon
 	done  bool
+	// n and bytes are the delta's entries and Delta.Bytes as captured:
+	// TakeCaptures empties the delta, its events still report them.
+	n     int
+	bytes int64
 }
 
 // ID returns the checkpoint the capture belongs to.
 func (c *Capture) ID() CheckpointID { return c.Delta.ID }
+
+// Keys is how many entries the capture's delta held when it was taken.
+func (c *Capture) Keys() int { return c.n }
+
+// Bytes is the payload of the capture's delta when it was taken
+// (Delta.Bytes).
+func (c *Capture) Bytes() int64 { return c.bytes }
+
+// counted records the delta's size on c (see Keys and Bytes).
+func (c *Capture) counted() *Capture {
+	c.n, c.bytes = len(c.Delta.Entries), c.Delta.Bytes()
+	return c
+}
 
 // Errors backends report.
 var (
@@ -130,6 +147,22 @@ func MergeCaptures(caps ...*Capture) (*Delta, error) {
 		}
 		out.Entries = append(out.Entries, d.Entries...)
 		out.HotKeys = append(out.HotKeys, d.HotKeys...)
+	}
+	return out, nil
+}
+
+// TakeCaptures is MergeCaptures that moves the captures' entries and hot
+// keys into the merged delta: each capture's delta is emptied (its Keys
+// and Bytes still report what it held), so a checkpoint in flight holds
+// one copy of its delta, not two. The coordinator of a job uses it; the
+// captures must not be read for their entries afterwards.
+func TakeCaptures(caps ...*Capture) (*Delta, error) {
+	out, err := MergeCaptures(caps...)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range caps {
+		c.Delta.Entries, c.Delta.HotKeys = nil, nil
 	}
 	return out, nil
 }

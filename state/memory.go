@@ -223,7 +223,7 @@ func (b *MemoryBackend) Capture(id CheckpointID) (*Capture, error) {
 	b.dirty = nil
 	sortEntries(c.Delta.Entries)
 	b.lastCaptured = id
-	return c, nil
+	return c.counted(), nil
 }
 
 // Persist commits c to the pool.

@@ -236,7 +236,7 @@ func (h *modelHarness) invariants() {
 		h.fail("stats dirty=%d pinned=%d, dump has %d, %d", st.Dirty, st.Pinned, dirty, pinned)
 	}
 	if h.budget > 0 && st.InFlight == 0 && st.HotBytes > h.budget && clean > 0 {
-		h.fail("hot tier %d bytes over budget %d with %d clean entries", st.HotBytes, h.budget, clean)
+		h.fail("hot tier %d bytes over budget %d with %d clean entries: %v", st.HotBytes, h.budget, clean, dump)
 	}
 }
 

@@ -225,6 +225,7 @@ func (b *RemoteReadBackend) fillLocked(e *entry, gen uint64, lk Lookup, err erro
 		b.st.loadErrors++
 		if !stale {
 			b.hot.dropPlaceholder(e)
+			b.evictLocked() // e may hold a value no load waits on now
 		}
 		return Lookup{}
 	}

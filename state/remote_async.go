@@ -239,6 +239,8 @@ func (b *RemoteReadBackend) release(rs []reservation) {
 			b.hot.dropPlaceholder(r.e)
 		}
 	}
+	// A released entry that holds a value may have become evictable.
+	b.evictLocked()
 }
 
 // loadReserved loads reserved keys (keys[j] is rs[j]'s key, owned by the

@@ -71,27 +71,48 @@ func (b *RemoteReadBackend) Capture(id CheckpointID) (*Capture, error) {
 	b.lastCaptured = id
 	b.mu.Unlock()
 	sortEntries(d.Entries)
+	c.counted()
 	if b.opts.Bus.Enabled() {
 		m := b.emitter()
-		m.emit(event.CheckpointCaptured, "", int64(len(d.Entries)), d.Bytes(), ckptText(id))
+		m.emit(event.CheckpointCaptured, "", int64(c.n), c.bytes, ckptText(id))
 		m.emit(event.KeyPinned, "", int64(len(c.pins)), 0, ckptText(id))
 	}
 	return c, nil
 }
 
+// hotKeysShare bounds what a checkpoint's recorded hot keys cost: at most
+// the hot budget divided by it. Checkpoints come as often as dirty bytes
+// reach half the budget, and every one in flight holds its list, so an
+// unbounded list (65536 keys, 3 MiB) cost more than the tier it describes.
+const hotKeysShare = 16
+
+// hotKeyCost is what one recorded hot key costs until its checkpoint
+// commits: its Key (32 bytes) and its bytes.
+func hotKeyCost(composed string) int64 { return 32 + int64(len(composed)-4) }
+
 // hotKeysLocked lists live hot keys, most recently used first, up to
-// HotKeysMax. The key bytes share one buffer (each key capped to its own
-// length), so a checkpoint costs a few allocations rather than one per hot
-// key: it runs on the runner every checkpoint.
+// HotKeysMax and, on a bounded tier, to hotKeysShare of its budget. The
+// key bytes share one buffer (each key capped to its own length), so a
+// checkpoint costs a few allocations rather than one per hot key: it runs
+// on the runner every checkpoint.
 func (b *RemoteReadBackend) hotKeysLocked() []Key {
 	max := b.opts.HotKeysMax
 	if max < 0 {
 		return nil
 	}
+	room := int64(-1) // unbounded tier: HotKeysMax alone
+	if b.hot.max > 0 {
+		room = b.hot.max / hotKeysShare
+	}
 	var buf []byte
 	var ends []int
 	var ops []OpID
 	for e := b.hot.head; e != nil && len(ends) < max; e = e.next {
+		if room >= 0 {
+			if room -= hotKeyCost(e.k); room < 0 {
+				break
+			}
+		}
 		if !e.deleted {
 			ops = append(ops, OpID(binary.BigEndian.Uint32([]byte(e.k[:4]))))
 			buf = append(buf, e.k[4:]...)
@@ -145,7 +166,7 @@ func (b *RemoteReadBackend) Committed(c *Capture) {
 	if b.opts.Bus.Enabled() {
 		m := b.emitter()
 		m.emit(event.KeyUnpinned, "", int64(len(c.pins)), 0, ckptText(c.ID()))
-		m.emit(event.CheckpointPersisted, "", int64(len(c.Delta.Entries)), c.Delta.Bytes(), ckptText(c.ID()))
+		m.emit(event.CheckpointPersisted, "", int64(c.n), c.bytes, ckptText(c.ID()))
 	}
 }
 
@@ -158,7 +179,7 @@ func (b *RemoteReadBackend) Abandon(c *Capture) {
 	if b.opts.Bus.Enabled() {
 		m := b.emitter()
 		m.emit(event.KeyUnpinned, "", int64(len(c.pins)), 0, ckptText(c.ID()))
-		m.emit(event.CheckpointFailed, "", int64(len(c.Delta.Entries)), 0, ckptText(c.ID()))
+		m.emit(event.CheckpointFailed, "", int64(c.n), 0, ckptText(c.ID()))
 	}
 }
 
