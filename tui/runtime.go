@@ -26,7 +26,7 @@ type Info struct {
 	EventTime   bool   // watermarks are event times in Unix milliseconds
 	KafkaLag    string // the kafka sources' consumer lag (connector.LagSummary), "" without
 	// SourcesPaused: the sources wait for a checkpoint to commit the state
-	// past twice the hot budget (the writer stall).
+	// past the hot budget and a quarter (the writer stall).
 	SourcesPaused bool
 }
 

@@ -10,12 +10,12 @@ import (
 // Writes can outpace checkpoints. Dirty hot-tier entries cannot be
 // evicted until a checkpoint commits them, so when commits are slow or
 // failing, the hot tier grows past its budget. An early checkpoint starts
-// at half the budget; when the tiers still hold more than twice the budget,
-// the query pauses its sources (engine.Job.PauseSources: they keep
+// at half the budget; when the tiers still hold more than the budget plus
+// a quarter (pauseSlack), the query pauses its sources (engine.Job.PauseSources: they keep
 // injecting barriers, so the checkpoint completes) until they fall back to
 // the budget, and says so once a pause lasts stallNotice
 // (Config.OnWritesOutpace, Handle.WritesOutpaced). Memory then stays near
-// twice the budget however slow the pool. An episode ends at the resume;
+// the budget however slow the pool. An episode ends at the resume;
 // episodes 1, 2, 4, 8, ... are told, so a slow pool does not flood stderr.
 
 // statsBackend is a backend that reports its hot tier's counters.
@@ -41,6 +41,11 @@ func (h *Handle) heldOver() (held, budget int64) {
 	}
 	return held, budget
 }
+
+// pauseSlack is the share of the budget (1/pauseSlack) the tiers may hold
+// beyond it before the sources pause: room for what is in flight while a
+// commit completes, so an ordinary early checkpoint does not stop them.
+const pauseSlack = 4
 
 // stallNotice is how long the sources stay paused before the query says
 // so: a pause for one checkpoint's commit is ordinary backpressure.
@@ -76,7 +81,7 @@ func (h *Handle) checkOutpaced() bool {
 	return paused
 }
 
-// pauseSources pauses the job's sources past twice the budget and resumes
+// pauseSources pauses the job's sources past the budget and its slack and resumes
 // them once the tiers are back within it.
 func (h *Handle) pauseSources(held, budget int64) bool {
 	j := h.Job()
@@ -84,7 +89,7 @@ func (h *Handle) pauseSources(held, budget int64) bool {
 		return false
 	}
 	switch {
-	case held > 2*budget:
+	case held > budget+budget/pauseSlack:
 		j.PauseSources(true)
 	case held <= budget:
 		j.PauseSources(false)
@@ -109,7 +114,7 @@ func (h *Handle) WritesOutpaced() int {
 
 // outpacedError says what the notice says.
 func outpacedError(held, budget int64, last state.CheckpointID) error {
-	return fmt.Errorf("writes outpace checkpoints: the hot tier holds %s, over twice its %s budget, of state changed since checkpoint %d that cannot be evicted until a checkpoint commits it; the sources wait until one does (check the checkpoint failures above)",
+	return fmt.Errorf("writes outpace checkpoints: the hot tier holds %s, over its %s budget, of state changed since checkpoint %d that cannot be evicted until a checkpoint commits it; the sources wait until one does (check the checkpoint failures above)",
 		mib(held), mib(budget), last)
 }
 

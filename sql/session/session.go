@@ -72,8 +72,8 @@ type Config struct {
 	// lock held and must not call into the query.
 	OnCheckpointFailed func(query string, id state.CheckpointID, err error)
 	// OnWritesOutpace, when set, is told when a threaded query's sources
-	// have waited a second for a checkpoint to commit the state past twice
-	// its hot budget (episodes 1, 2, 4, ...; see behind.go). It runs on the
+	// have waited a second for a checkpoint to commit the state past its
+	// hot budget and a quarter (episodes 1, 2, 4, ...; see behind.go). It runs on the
 	// query's checkpoint ticker and must not block.
 	OnWritesOutpace func(query string, err error)
 	// LookupHTTP, when set, replaces the HTTP client of http lookup tables
