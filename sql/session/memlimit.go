@@ -12,9 +12,10 @@ import (
 
 // Memory-bound constants (see docs/durability.md, "Memory bound").
 const (
-	// hotAccountingFactor covers what the hot tier's per-entry accounting
-	// (key + value + 64 bytes) leaves out: the entry struct, its map slot
-	// and allocator rounding. Measured at ~1.8x for small GROUP BY rows.
+	// hotAccountingFactor is the heap the hot tiers may take per byte of
+	// budget: the tiers charge their entries' true cost (state.entryCost)
+	// and pause the sources past a quarter over the budget (pauseSlack);
+	// the rest covers a checkpoint's delta and hot keys in flight.
 	hotAccountingFactor = 2
 	// memoryBase is the heap a query needs besides its hot tiers: the
 	// pool's block cache (at most one backend's budget, at least 1 MiB),
