@@ -204,6 +204,33 @@ func searchRecords(recs []record, ik []byte) (int, bool) {
 	return lo, lo < len(recs) && bytes.Equal(recs[lo].ik, ik)
 }
 
+// count is how many records the block holds.
+func (b *block) count() int {
+	if b.data == nil {
+		return len(b.recs)
+	}
+	return b.n
+}
+
+// at decodes record i of the block, aliasing it; a format-2 record must
+// fill exactly the span its offsets give it. Compaction reads a block
+// record by record through it, so a merge holds the blocks' bytes and not
+// a decoded copy of every record in them.
+func (b *block) at(i int) (record, error) {
+	if b.data == nil {
+		return b.recs[i], nil
+	}
+	off, end := int(binary.LittleEndian.Uint32(b.offs[4*i:])), b.end(i)
+	if end < off {
+		return record{}, fmt.Errorf("%w: block record %d", errCorrupt, i)
+	}
+	r, n, err := decodeRecord(b.data[off:end])
+	if err != nil || off+n != end {
+		return record{}, fmt.Errorf("%w: block record %d does not fill its span", errCorrupt, i)
+	}
+	return r, nil
+}
+
 // records returns the block's records in key order (aliasing the block).
 func (b *block) records() ([]record, error) {
 	if b.data == nil {

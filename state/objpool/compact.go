@@ -21,17 +21,26 @@ var compactHook func()
 var compactStarted func() func()
 
 // runIter yields a sorted source's records in key order: a run's, one
-// block at a time, or (run nil) an in-memory slice's.
+// block at a time, each decoded record by record as the merge reaches it
+// (block.at), or (run nil) an in-memory slice's.
 type runIter struct {
 	p    *Pool
 	run  *RunRef
 	x    *runIndex
 	next int      // the next block of run to load
-	recs []record // the loaded block's records not yet yielded
+	blks []*block // loaded blocks not yet exhausted; blks[0] is being read
+	pos  int      // the next record of blks[0]
+	recs []record // sliceIter: the records not yet yielded
+	cur  record   // the current record (peek), valid while has
+	has  bool
 }
 
 // sliceIter yields recs.
-func sliceIter(recs []record) *runIter { return &runIter{recs: recs} }
+func sliceIter(recs []record) *runIter {
+	it := &runIter{recs: recs}
+	_ = it.step(context.Background()) // a slice's step does not fail
+	return it
+}
 
 // openRun returns an iterator over run's records, reading its index now
 // (through the index cache) and its blocks as they are reached.
@@ -41,7 +50,7 @@ func (p *Pool) openRun(ctx context.Context, run *RunRef) (*runIter, error) {
 		return nil, err
 	}
 	it := &runIter{p: p, run: run, x: x}
-	return it, it.fill(ctx)
+	return it, it.step(ctx)
 }
 
 // fill loads blocks until one holds a record or the run ends. It reads
@@ -51,13 +60,11 @@ func (p *Pool) openRun(ctx context.Context, run *RunRef) (*runIter, error) {
 // not evict the blocks reads need. A block read already cached is taken
 // from the cache.
 func (it *runIter) fill(ctx context.Context) error {
-	for len(it.recs) == 0 && it.run != nil && it.next < len(it.x.blocks) {
+	for len(it.blks) == 0 && it.run != nil && it.next < len(it.x.blocks) {
 		first := it.next
 		if v, ok := it.p.cache.get(blockCacheKey(it.run.Key, first)); ok {
 			it.next++
-			if err := it.load(v.(*block)); err != nil {
-				return err
-			}
+			it.load(v.(*block))
 			continue
 		}
 		bs := it.x.blocks
@@ -76,24 +83,51 @@ func (it *runIter) fill(ctx context.Context) error {
 			if err != nil {
 				return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
 			}
-			if err := it.load(blk); err != nil {
-				return err
-			}
+			it.load(blk)
 		}
 	}
 	return nil
 }
 
-// load appends blk's records to the iterator's.
-func (it *runIter) load(blk *block) error {
-	recs, err := blk.records()
-	if err != nil {
-		return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
+// load queues blk's records behind the loaded ones.
+func (it *runIter) load(blk *block) {
+	if blk.count() > 0 {
+		it.blks = append(it.blks, blk)
 	}
-	it.recs = append(it.recs, recs...)
 	if compactHook != nil {
 		compactHook()
 	}
+}
+
+// step makes the next record current (has false at the end), loading
+// blocks as the run's are used up.
+func (it *runIter) step(ctx context.Context) error {
+	it.cur, it.has = record{}, false
+	if it.run == nil {
+		if len(it.recs) > 0 {
+			it.cur, it.recs, it.has = it.recs[0], it.recs[1:], true
+		}
+		return nil
+	}
+	for len(it.blks) > 0 && it.pos >= it.blks[0].count() {
+		it.blks[0] = nil // release the block
+		it.blks, it.pos = it.blks[1:], 0
+	}
+	if len(it.blks) == 0 {
+		it.blks = nil
+		if err := it.fill(ctx); err != nil {
+			return err
+		}
+		if len(it.blks) == 0 {
+			return nil
+		}
+	}
+	r, err := it.blks[0].at(it.pos)
+	if err != nil {
+		return asDamage(it.run.Key, fmt.Errorf("run %s: %w", it.run.Key, err))
+	}
+	it.pos++
+	it.cur, it.has = r, true
 	return nil
 }
 
@@ -107,22 +141,10 @@ func (p *Pool) readSpan(ctx context.Context, run *RunRef, off, n int64) ([]byte,
 }
 
 // peek returns the next record, or false at the end.
-func (it *runIter) peek() (record, bool) {
-	if len(it.recs) == 0 {
-		return record{}, false
-	}
-	return it.recs[0], true
-}
+func (it *runIter) peek() (record, bool) { return it.cur, it.has }
 
 // advance drops the next record.
-func (it *runIter) advance(ctx context.Context) error {
-	it.recs = it.recs[1:]
-	if len(it.recs) == 0 {
-		it.recs = nil // release the block
-		return it.fill(ctx)
-	}
-	return nil
-}
+func (it *runIter) advance(ctx context.Context) error { return it.step(ctx) }
 
 // mergeChain merges recs (sorted, de-duplicated) over a partition's chain
 // into run key, dropping tombstones: the result is a complete base run. It
