@@ -180,25 +180,26 @@ func (c *coordinator) persistNextLocked() {
 
 // delta merges the subtasks' captures and the source positions.
 func (c *coordinator) delta(p *pendingCheckpoint) (*state.Delta, error) {
+	names := make([]string, 0, len(p.positions))
+	for n := range p.positions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	par := c.sourceParEntries()
 	d := &state.Delta{ID: p.info.ID, Parent: c.last}
 	if len(p.captures) > 0 {
 		caps := make([]*state.Capture, len(p.captures))
 		for i, cp := range p.captures {
 			caps[i] = cp.capture
 		}
-		merged, err := state.TakeCaptures(caps...)
+		merged, err := state.TakeCaptures(len(p.sinkState)+len(par)+len(names), caps...)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %d: %w", p.info.ID, err)
 		}
 		d = merged
 	}
-	names := make([]string, 0, len(p.positions))
-	for n := range p.positions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	d.Entries = append(d.Entries, p.sinkState...)
-	d.Entries = append(d.Entries, c.sourceParEntries()...)
+	d.Entries = append(d.Entries, par...)
 	for _, n := range names {
 		key := []byte(n)
 		d.Entries = append(d.Entries, state.Entry{

@@ -128,7 +128,10 @@ var (
 // MergeCaptures merges the deltas of several subtasks' captures of the same
 // checkpoint into one delta to commit. All captures must share ID and
 // Parent. Hot keys are concatenated in capture order.
-func MergeCaptures(caps ...*Capture) (*Delta, error) {
+func MergeCaptures(caps ...*Capture) (*Delta, error) { return mergeCaptures(0, caps) }
+
+// mergeCaptures merges caps into a delta with room for extra more entries.
+func mergeCaptures(extra int, caps []*Capture) (*Delta, error) {
 	if len(caps) == 0 {
 		return nil, errors.New("merge captures: none given")
 	}
@@ -138,7 +141,7 @@ func MergeCaptures(caps ...*Capture) (*Delta, error) {
 	for _, c := range caps {
 		n, h = n+len(c.Delta.Entries), h+len(c.Delta.HotKeys)
 	}
-	out.Entries, out.HotKeys = make([]Entry, 0, n), make([]Key, 0, h)
+	out.Entries, out.HotKeys = make([]Entry, 0, n+extra), make([]Key, 0, h)
 	for i, c := range caps {
 		d := c.Delta
 		if d.ID != first.ID || d.Parent != first.Parent {
@@ -155,9 +158,11 @@ func MergeCaptures(caps ...*Capture) (*Delta, error) {
 // keys into the merged delta: each capture's delta is emptied (its Keys
 // and Bytes still report what it held), so a checkpoint in flight holds
 // one copy of its delta, not two. The coordinator of a job uses it; the
-// captures must not be read for their entries afterwards.
-func TakeCaptures(caps ...*Capture) (*Delta, error) {
-	out, err := MergeCaptures(caps...)
+// captures must not be read for their entries afterwards. The merged
+// entries have room for extra more, which the caller appends (the sink's
+// and the sources' entries) without copying the delta again.
+func TakeCaptures(extra int, caps ...*Capture) (*Delta, error) {
+	out, err := mergeCaptures(extra, caps)
 	if err != nil {
 		return nil, err
 	}

@@ -51,9 +51,20 @@ func TestRescale(t *testing.T) {
 				}
 				caps = append(caps, c)
 			}
-			d, err := state.MergeCaptures(caps...)
+			d, err := state.TakeCaptures(3, caps...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// TakeCaptures moved the entries: the captures keep their counts.
+			moved := 0
+			for _, c := range caps {
+				if c.Delta.Entries != nil || c.Delta.HotKeys != nil {
+					t.Fatalf("capture of checkpoint %d still holds %d entries after TakeCaptures", c.ID(), len(c.Delta.Entries))
+				}
+				moved += c.Keys()
+			}
+			if moved != 500 || len(d.Entries) != 500 || cap(d.Entries) < 503 {
+				t.Fatalf("captures counted %d keys; merged %d entries (cap %d), want 500 (cap >= 503)", moved, len(d.Entries), cap(d.Entries))
 			}
 			if err := pool.Commit(ctx, d); err != nil {
 				t.Fatal(err)
