@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"clink/engine"
+	"clink/engine/event"
 	"clink/state"
 )
 
@@ -134,4 +135,12 @@ func (b *fireBody) done(r *engine.Record, lk state.Lookup, err error) {
 	b.due, b.fire = engine.DueKey{}, nil
 	b.next, e.free = e.free, b
 	r.Finish(err)
+}
+
+// reportLate tells listeners that a row was dropped as late: n is its time
+// (or the bound it passed), wm the watermark it was behind.
+func reportLate(ctx *engine.OperatorContext[Change], n, wm int64) {
+	if bus := ctx.Bus; bus.Wants(event.LateDropped) {
+		bus.Emit(event.Event{Kind: event.LateDropped, Operator: ctx.Name, Subtask: ctx.Subtask, N: n, M: wm})
+	}
 }

@@ -152,9 +152,7 @@ func (o *Over) isLate(row types.Row) bool {
 		return false
 	}
 	o.late++
-	if bus := o.ctx.Bus; bus.Wants(event.LateDropped) {
-		bus.Emit(event.Event{Kind: event.LateDropped, Operator: o.ctx.Name, Subtask: o.ctx.Subtask, N: ts.Int(), M: o.wm})
-	}
+	reportLate(o.ctx, ts.Int(), o.wm)
 	return true
 }
 

@@ -105,10 +105,7 @@ func (s *SessionAggregate) classify(row types.Row) lateness {
 		return lateKept
 	}
 	s.late++
-	if bus := s.agg.ctx.Bus; bus.Wants(event.LateDropped) {
-		bus.Emit(event.Event{Kind: event.LateDropped, Operator: s.agg.ctx.Name, Subtask: s.agg.ctx.Subtask,
-			N: ts.Int() + s.cfg.Gap - 1, M: s.wm})
-	}
+	reportLate(s.agg.ctx, ts.Int()+s.cfg.Gap-1, s.wm)
 	return lateDropped
 }
 

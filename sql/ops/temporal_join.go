@@ -89,9 +89,7 @@ func (j *TemporalJoin) isLate(input int, row types.Row) bool {
 		return false
 	}
 	j.late++
-	if bus := j.ctx.Bus; bus.Wants(event.LateDropped) {
-		bus.Emit(event.Event{Kind: event.LateDropped, Operator: j.ctx.Name, Subtask: j.ctx.Subtask, N: ts, M: j.wm})
-	}
+	reportLate(j.ctx, ts, j.wm)
 	return true
 }
 

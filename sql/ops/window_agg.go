@@ -84,10 +84,7 @@ func (w *WindowAggregate) classify(row types.Row) lateness {
 		return lateKept
 	}
 	w.late++
-	if bus := w.agg.ctx.Bus; bus.Wants(event.LateDropped) {
-		bus.Emit(event.Event{Kind: event.LateDropped, Operator: w.agg.ctx.Name, Subtask: w.agg.ctx.Subtask,
-			N: bound, M: w.wm})
-	}
+	reportLate(w.agg.ctx, bound, w.wm)
 	return lateDropped
 }
 
