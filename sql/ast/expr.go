@@ -176,6 +176,10 @@ type FuncCall struct {
 	OrderBy  []OrderItem
 	Filter   Expr
 	Over     *WindowSpec
+	// OnNull is JSON_OBJECT's and JSON_ARRAY's NULL ON NULL ("NULL") or
+	// ABSENT ON NULL ("ABSENT"), "" when not written; JSON_OBJECT's Args
+	// are its keys and values in turn.
+	OnNull string
 }
 
 // WindowSpec is the "OVER (PARTITION BY ... ORDER BY ... frame)" clause.

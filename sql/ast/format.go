@@ -235,7 +235,17 @@ func (p *printer) call(e *FuncCall) {
 	if e.Star {
 		p.WriteString("*")
 	}
-	p.exprs(e.Args)
+	if e.Name == "JSON_OBJECT" {
+		p.jsonPairs(e.Args)
+	} else {
+		p.exprs(e.Args)
+	}
+	if e.OnNull != "" {
+		if len(e.Args) > 0 {
+			p.WriteString(" ")
+		}
+		p.WriteString(e.OnNull + " ON NULL")
+	}
 	if len(e.OrderBy) > 0 {
 		p.WriteString(" ORDER BY ")
 		p.orderBy(e.OrderBy)
@@ -255,6 +265,19 @@ func (p *printer) call(e *FuncCall) {
 		p.WriteString("(")
 		p.window(e.Over)
 		p.WriteString(")")
+	}
+}
+
+// jsonPairs prints JSON_OBJECT's arguments as KEY k VALUE v pairs.
+func (p *printer) jsonPairs(args []Expr) {
+	for i := 0; i+1 < len(args); i += 2 {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		p.WriteString("KEY ")
+		p.expr(args[i])
+		p.WriteString(" VALUE ")
+		p.expr(args[i+1])
 	}
 }
 

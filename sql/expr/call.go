@@ -59,7 +59,7 @@ func IsAggregate(name string) bool {
 // aggregate, window and group window), sorted: "did you mean" candidates.
 func FunctionNames() []string {
 	var out []string
-	for _, m := range []map[string]bool{keys(builtins), keys(aggKinds), keys(plannedFuncs), nowFuncs, zoneFuncs} {
+	for _, m := range []map[string]bool{keys(builtins), keys(aggKinds), keys(plannedFuncs), nowFuncs, zoneFuncs, jsonBuilders} {
 		for k := range m {
 			out = append(out, k)
 		}
@@ -92,6 +92,9 @@ func (c *Compiler) call(e *ast.FuncCall) (*node, error) {
 	}
 	if kind, ok := plannedFuncs[e.Name]; ok {
 		return nil, ast.Errorf(e.At, "%s function %s is not allowed here", kind, e.Name)
+	}
+	if jsonBuilders[e.Name] {
+		return c.jsonBuild(e)
 	}
 	b, ok := builtins[e.Name]
 	if !ok && !nowFuncs[e.Name] && !zoneFuncs[e.Name] {

@@ -38,6 +38,8 @@ func (p *parser) call(t token) ast.Expr {
 		return p.finishCall(p.trim(fc))
 	case "POSITION":
 		return p.finishCall(p.position(fc))
+	case "JSON_OBJECT", "JSON_ARRAY":
+		return p.finishCall(p.jsonBuild(fc))
 	}
 	switch {
 	case p.acceptOp(")"):
@@ -99,6 +101,40 @@ func (p *parser) finishCall(fc *ast.FuncCall) ast.Expr {
 }
 
 // substring parses SUBSTRING(s FROM a [FOR b]) or SUBSTRING(s, a [, b]).
+// jsonBuild parses the arguments of JSON_OBJECT ([KEY] k VALUE v, ...) and
+// JSON_ARRAY (v, ...), each with an optional NULL / ABSENT ON NULL, and
+// the closing parenthesis.
+func (p *parser) jsonBuild(fc *ast.FuncCall) *ast.FuncCall {
+	for !p.isOp(")") && !p.jsonOnNull(fc) {
+		if len(fc.Args) > 0 {
+			p.expectOp(",")
+		}
+		if fc.Name == "JSON_ARRAY" {
+			fc.Args = append(fc.Args, p.expr())
+			continue
+		}
+		p.acceptKw("KEY")
+		k := p.expr()
+		p.expectKw("VALUE")
+		fc.Args = append(fc.Args, k, p.expr())
+	}
+	p.expectOp(")")
+	return fc
+}
+
+// jsonOnNull accepts NULL ON NULL or ABSENT ON NULL, the last thing in
+// the call.
+func (p *parser) jsonOnNull(fc *ast.FuncCall) bool {
+	for _, kw := range []string{"NULL", "ABSENT"} {
+		if p.isKw(kw) && p.isKwAt(1, "ON") && p.isKwAt(2, "NULL") {
+			p.i += 3
+			fc.OnNull = kw
+			return true
+		}
+	}
+	return false
+}
+
 func (p *parser) substring(fc *ast.FuncCall) *ast.FuncCall {
 	fc.Name = "SUBSTRING"
 	fc.Args = []ast.Expr{p.expr()}

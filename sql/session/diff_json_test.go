@@ -20,6 +20,13 @@ var jsonQueries = [][2]string{
 		`SELECT id, ` + jsonQueryOracle("$.o") + `, ` + jsonQueryOracle("$.arr") + `, ` + jsonQueryOracle("$.s") + ` FROM j`},
 	{`SELECT id FROM j WHERE JSON_EXISTS(doc, '$.o.arr[2]')`, `SELECT id FROM j WHERE json_type(doc, '$.o.arr[2]') IS NOT NULL`},
 	{`SELECT doc->>'s' AS s, COUNT(*), SUM(CAST(doc->>'a' AS BIGINT)) FROM j GROUP BY doc->>'s'`, ``},
+	// Flink's construction functions against SQLite's json_object /
+	// json_array, which keep NULLs (NULL ON NULL) and nest JSON they built.
+	{`SELECT id, JSON_OBJECT('id' VALUE id, 's' VALUE doc->>'s', 'arr' VALUE JSON_ARRAY(id, doc->>'s', CAST(doc->>'a' AS BIGINT) NULL ON NULL)) FROM j`,
+		`SELECT id, json_object('id', id, 's', doc->>'s', 'arr', json_array(id, doc->>'s', CAST(doc->>'a' AS INTEGER))) FROM j`},
+	{`SELECT id, JSON_ARRAY(doc->>'s', id), JSON_OBJECT(KEY 'o' VALUE JSON_OBJECT('s' VALUE doc->>'s' ABSENT ON NULL)) FROM j`,
+		`SELECT id, CASE WHEN doc->>'s' IS NULL THEN json_array(id) ELSE json_array(doc->>'s', id) END,
+		        json_object('o', CASE WHEN doc->>'s' IS NULL THEN json_object() ELSE json_object('s', doc->>'s') END) FROM j`},
 }
 
 func jsonValueOracle(p string) string {
