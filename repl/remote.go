@@ -220,25 +220,62 @@ func (r *Remote) watchKeys(ctx context.Context, cancel context.CancelFunc, view 
 	canAttach := view != "" && r.opts.Attach != nil && r.attachAddr() != ""
 	kctx, kcancel := context.WithCancel(ctx)
 	keys, wait := r.opts.Keys(kctx)
-	done := make(chan struct{})
+	done, ended := make(chan struct{}), make(chan struct{})
+	var resending sync.WaitGroup
+	stopStatement := func() {
+		cancel()
+		resending.Add(1)
+		go func() {
+			defer resending.Done()
+			r.resendCancel(ended)
+		}()
+	}
 	go func() {
 		defer close(done)
+		stopped := false
 		for k := range keys {
 			switch {
+			case stopped:
 			case k == 3 || k == 'q':
-				cancel()
+				stopStatement()
+				stopped = true
 			case (k == 't' || k == 'T') && canAttach:
 				r.mu.Lock()
 				r.dashJob = view
 				r.mu.Unlock()
-				cancel()
+				stopStatement()
+				stopped = true
 			}
 		}
 	}()
 	return func() {
+		close(ended)
 		kcancel()
 		wait()
 		<-done
+		resending.Wait()
+	}
+}
+
+// cancelResend is how often a stopped statement's cancel is sent again
+// until it ends: a CancelRequest that reaches the server before the
+// statement has started there is lost, as in PostgreSQL.
+const cancelResend = 500 * time.Millisecond
+
+// resendCancel sends the statement's cancel again every cancelResend
+// until ended is closed.
+func (r *Remote) resendCancel(ended <-chan struct{}) {
+	t := time.NewTicker(cancelResend)
+	defer t.Stop()
+	for {
+		select {
+		case <-ended:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), cancelResend)
+			_ = r.conn.PgConn().CancelRequest(ctx)
+			cancel()
+		}
 	}
 }
 
