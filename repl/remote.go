@@ -174,9 +174,11 @@ func (r *Remote) statement(ctx context.Context, sql string) error {
 	return r.openAttached(ctx, job)
 }
 
-// stream runs one statement and prints its results as they arrive.
-func (r *Remote) stream(ctx context.Context, sql string) error {
-	ctx, cancel := context.WithCancel(ctx)
+// stream runs one statement and prints its results as they arrive. A
+// statement stopped before the server saw it ends as the server's cancel
+// would (57014), so the script goes on either way.
+func (r *Remote) stream(parent context.Context, sql string) (err error) {
+	ctx, cancel := context.WithCancel(parent)
 	r.mu.Lock()
 	r.cancel = cancel
 	r.mu.Unlock()
@@ -185,6 +187,12 @@ func (r *Remote) stream(ctx context.Context, sql string) error {
 		r.cancel = nil
 		r.mu.Unlock()
 		cancel()
+	}()
+	defer func() {
+		var pgErr *pgconn.PgError
+		if err != nil && ctx.Err() != nil && parent.Err() == nil && !errors.As(err, &pgErr) {
+			err = &pgconn.PgError{Severity: "ERROR", Code: "57014", Message: "canceling statement due to user request"}
+		}
 	}()
 	stopSig := cancelOnInterrupt(cancel)
 	defer stopSig()
