@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"clink/sql/expr"
 	"clink/sql/types"
 )
 
@@ -169,12 +170,22 @@ func (r *csvReader) parse(line string) (types.Row, error) {
 	if !r.opts.header && len(f) != len(r.t.Columns) {
 		return nil, fmt.Errorf("%d fields, want %d", len(f), len(r.t.Columns))
 	}
-	row := make(types.Row, len(r.t.Columns))
-	for i, c := range r.t.Columns {
-		k := r.order[i]
+	return csvFields(r.t.Columns, f, r.order)
+}
+
+// csvFields converts a record's fields to a row of cols, column i from
+// field order[i] (nil: field i).
+func csvFields(cols []expr.Column, f []string, order []int) (types.Row, error) {
+	row := make(types.Row, len(cols))
+	for i, c := range cols {
+		k := i
+		if order != nil {
+			k = order[i]
+		}
 		if k >= len(f) {
 			return nil, fmt.Errorf("missing field %s", c.Name)
 		}
+		var err error
 		if row[i], err = parseField(f[k], c.Type); err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.Name, err)
 		}

@@ -112,17 +112,10 @@ func (d *kafkaDecoder) csvRow(v []byte) (types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	cols := d.phys.Columns
-	if len(f) != len(cols) {
-		return nil, fmt.Errorf("%d fields, want %d", len(f), len(cols))
+	if len(f) != len(d.phys.Columns) {
+		return nil, fmt.Errorf("%d fields, want %d", len(f), len(d.phys.Columns))
 	}
-	row := make(types.Row, len(cols))
-	for i, c := range cols {
-		if row[i], err = parseField(f[i], c.Type); err != nil {
-			return nil, fmt.Errorf("column %s: %w", c.Name, err)
-		}
-	}
-	return row, nil
+	return csvFields(d.phys.Columns, f, nil)
 }
 
 // rawRow is the whole value as the one VARCHAR column.
