@@ -39,7 +39,8 @@ func TestThrottlingRetriedOnFakeClock(t *testing.T) {
 	fake := newFakeS3(t, 42, faults{slowDown: 0.2, burst: 4, internal: 0.05, drop: 0.05}, "clink")
 	clock := objpooltest.NewFakeClock()
 	cfg := testConfig(fake, "clink")
-	cfg.Pool = objpool.Config{Clock: clock, Partitions: 4, Breaker: objpool.BreakerPolicy{Threshold: 50}, Retry: objpool.RetryPolicy{MaxAttempts: 20}}
+	cfg.Pool = objpool.Config{Clock: clock, Partitions: 4, Breaker: objpool.BreakerPolicy{Threshold: 50}, Retry: objpool.RetryPolicy{MaxAttempts: 20},
+		WriterID: "throttle-test"} // object keys, so the faults drawn from them, are the same every run
 	start := time.Now()
 	p, err := New(ctx, cfg)
 	if err != nil {
