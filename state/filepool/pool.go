@@ -26,6 +26,9 @@ func New(dir string, cfg objpool.Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg.Store = st
+	if cfg.SpoolDir == "" {
+		cfg.SpoolDir = dir // beside the runs it becomes, not in a tmpfs /tmp
+	}
 	p, err := objpool.New(cfg)
 	if err != nil {
 		return nil, err

@@ -6,8 +6,10 @@
 package filepool
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,7 +33,10 @@ type Store struct {
 	files openFiles // open run files, reused by ranged reads
 }
 
-var _ objpool.ObjectStore = (*Store)(nil)
+var (
+	_ objpool.ObjectStore = (*Store)(nil)
+	_ objpool.FilePutter  = (*Store)(nil)
+)
 
 // NewStore opens the directory dir. Nothing is created before the first
 // write, so probing or restoring a read-only copy needs no write access
@@ -120,7 +125,7 @@ func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]
 }
 
 // writeTemp writes data to a fresh fsync'd temp file next to p.
-func writeTemp(p string, data []byte) (string, error) {
+func writeTemp(p string, data io.Reader) (string, error) {
 	dir := filepath.Dir(p)
 	if err := mkdirDurable(dir); err != nil {
 		return "", err
@@ -132,7 +137,7 @@ func writeTemp(p string, data []byte) (string, error) {
 	if err != nil {
 		return "", classify(err)
 	}
-	_, werr := f.Write(data)
+	_, werr := io.Copy(f, data)
 	if werr == nil {
 		werr = f.Sync()
 	}
@@ -171,25 +176,48 @@ func syncDir(dir string) error {
 
 // PutIfAbsent publishes data with link(2), which fails if key exists.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
-	p, err := s.path(key)
-	if err != nil {
+	if err := s.putReader(key, bytes.NewReader(data)); err != nil {
 		return "", err
 	}
-	tmp, err := writeTemp(p, data)
+	return objpool.ContentETag(data), nil
+}
+
+// PutFileIfAbsent publishes the first size bytes of f as PutIfAbsent does,
+// copying them through a temp file (objpool.FilePutter), so a compaction's
+// output run is never in memory.
+func (s *Store) PutFileIfAbsent(ctx context.Context, key string, f *os.File, size int64) (string, error) {
+	if err := s.putReader(key, io.NewSectionReader(f, 0, size)); err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return "", fmt.Errorf("%s: put %s: hash %s: %w", s, key, f.Name(), err)
+	}
+	return objpool.HashETag(h), nil
+}
+
+// putReader publishes what r holds under key with link(2), which fails if
+// key exists.
+func (s *Store) putReader(key string, r io.Reader) error {
+	p, err := s.path(key)
 	if err != nil {
-		return "", fmt.Errorf("%s: put %s: %w", s, key, err)
+		return err
+	}
+	tmp, err := writeTemp(p, r)
+	if err != nil {
+		return fmt.Errorf("%s: put %s: %w", s, key, err)
 	}
 	defer os.Remove(tmp)
 	if err := os.Link(tmp, p); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("%s: put %s if absent: %w", s, key, objpool.ErrPrecondition)
+			return fmt.Errorf("%s: put %s if absent: %w", s, key, objpool.ErrPrecondition)
 		}
-		return "", fmt.Errorf("%s: put %s: %w", s, key, classify(err))
+		return fmt.Errorf("%s: put %s: %w", s, key, classify(err))
 	}
 	if err := syncDir(filepath.Dir(p)); err != nil {
-		return "", fmt.Errorf("%s: put %s: sync dir: %w", s, key, err)
+		return fmt.Errorf("%s: put %s: sync dir: %w", s, key, err)
 	}
-	return objpool.ContentETag(data), nil
+	return nil
 }
 
 // PutIfMatch replaces key under the directory's flock if its content hash
@@ -211,7 +239,7 @@ func (s *Store) PutIfMatch(ctx context.Context, key string, data []byte, etag st
 	if objpool.ContentETag(old) != etag {
 		return "", fmt.Errorf("%s: put %s if match %s: %w", s, key, etag, objpool.ErrPrecondition)
 	}
-	tmp, err := writeTemp(p, data)
+	tmp, err := writeTemp(p, bytes.NewReader(data))
 	if err != nil {
 		return "", fmt.Errorf("%s: put %s: %w", s, key, err)
 	}

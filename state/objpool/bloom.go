@@ -30,17 +30,26 @@ func newBloom(recs []record) *bloom {
 
 // bloomOf builds the filter of the keys whose bloomHashes are hs.
 func bloomOf(hs [][2]uint64) *bloom {
-	nbits := max(64, len(hs)*bloomBitsPerKey)
-	b := &bloom{bits: make([]byte, (nbits+7)/8), k: bloomProbes}
-	n := uint64(len(b.bits) * 8)
+	b := emptyBloom(len(hs))
 	for _, h := range hs {
-		h1, h2 := h[0], h[1]
-		for i := uint64(0); i < b.k; i++ {
-			bit := (h1 + i*h2) % n
-			b.bits[bit/8] |= 1 << (bit % 8)
-		}
+		b.add(h[0], h[1])
 	}
 	return b
+}
+
+// emptyBloom returns a filter sized for n keys.
+func emptyBloom(n int) *bloom {
+	nbits := max(64, n*bloomBitsPerKey)
+	return &bloom{bits: make([]byte, (nbits+7)/8), k: bloomProbes}
+}
+
+// add sets the bits of the key whose bloomHashes are h1, h2.
+func (b *bloom) add(h1, h2 uint64) {
+	n := uint64(len(b.bits) * 8)
+	for i := uint64(0); i < b.k; i++ {
+		bit := (h1 + i*h2) % n
+		b.bits[bit/8] |= 1 << (bit % 8)
+	}
 }
 
 // mayContain reports false only if ik is certainly not in the run. A nil

@@ -156,30 +156,31 @@ func sortDedup(recs []record) []record {
 // chain, or merges the chain into one run when it would grow past MaxRuns
 // (compact.go).
 func (p *Pool) writePartition(ctx context.Context, part int, chain []RunRef, recs []record, key string) ([]RunRef, error) {
-	var data []byte
-	var ref RunRef
+	var ref *RunRef
+	var index []byte
 	if len(chain)+1 > p.cfg.MaxRuns {
-		merged, mref, err := p.mergeChain(ctx, chain, recs, key)
-		if err != nil {
+		var err error
+		if ref, index, err = p.mergeChain(ctx, chain, recs, key); err != nil {
 			return nil, err
 		}
-		if mref == nil {
+		if ref == nil {
 			return nil, nil
 		}
-		data, ref, chain = merged, *mref, nil
+		chain = nil
 	} else {
-		data, ref = encodeRun(key, recs, p.cfg.BlockSize)
-	}
-	if err := p.putUnique(ctx, key, data); err != nil {
-		return nil, fmt.Errorf("write run: %w", err)
+		data, r := encodeRun(key, recs, p.cfg.BlockSize)
+		if err := p.putUnique(ctx, key, data); err != nil {
+			return nil, fmt.Errorf("write run: %w", err)
+		}
+		ref, index = &r, data[r.IndexOff:r.IndexOff+r.IndexLen]
 	}
 	// Every later read of this partition consults the new run's index
 	// (range and Bloom filter): cache it now rather than read it back. A
 	// copy, so the cache does not pin the whole encoded run.
-	if x, err := parseIndex(bytes.Clone(data[ref.IndexOff:ref.IndexOff+ref.IndexLen]), runFormat); err == nil {
+	if x, err := parseIndex(bytes.Clone(index), runFormat); err == nil {
 		p.meta.put(indexCacheKey(key), x, x.size())
 	}
-	return append([]RunRef{ref}, chain...), nil
+	return append([]RunRef{*ref}, chain...), nil
 }
 
 // putUnique creates key. A key is unique to one writer's attempt, so if it

@@ -1,9 +1,14 @@
 package objpool
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 )
 
 // Compaction merges a partition's chain of runs, and the records a commit
@@ -148,8 +153,9 @@ func (it *runIter) advance(ctx context.Context) error { return it.step(ctx) }
 
 // mergeChain merges recs (sorted, de-duplicated) over a partition's chain
 // into run key, dropping tombstones: the result is a complete base run. It
-// returns the run's bytes and entry, or nil when no live record remains.
-func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record, key string) ([]byte, *RunRef, error) {
+// returns the run's entry and the bytes of its index, having written it,
+// or nil when no live record remains.
+func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record, key string) (*RunRef, []byte, error) {
 	select { // at most CompactSlots partitions compact at once
 	case p.compactSem <- struct{}{}:
 		defer func() { <-p.compactSem }()
@@ -168,6 +174,9 @@ func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record, ke
 		}
 		sources = append(sources, it)
 	}
+	if _, ok := p.cfg.Store.(FilePutter); ok {
+		return p.mergeToSpool(ctx, sources, key)
+	}
 	w := newRunWriter(key, p.cfg.BlockSize, 0)
 	if err := mergeSources(ctx, sources, w.add); err != nil {
 		return nil, nil, fmt.Errorf("compact: %w", err)
@@ -175,8 +184,130 @@ func (p *Pool) mergeChain(ctx context.Context, chain []RunRef, recs []record, ke
 	if w.count() == 0 {
 		return nil, nil, nil
 	}
-	data, ref := w.finish()
-	return data, &ref, nil
+	data, ref, _ := w.finish() // in memory: no write to fail
+	if err := p.putUnique(ctx, key, data); err != nil {
+		return nil, nil, fmt.Errorf("write run: %w", err)
+	}
+	return &ref, data[ref.IndexOff : ref.IndexOff+ref.IndexLen], nil
+}
+
+// mergeToSpool merges sources into a spool file in Config.SpoolDir and
+// publishes it as run key: what the merge holds is one block of output,
+// write buffers and, at its end, the Bloom filter, however large the run.
+func (p *Pool) mergeToSpool(ctx context.Context, sources []*runIter, key string) (*RunRef, []byte, error) {
+	f, err := createSpool(p.cfg.SpoolDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compact: %w", err)
+	}
+	defer removeSpool(f)
+	hf, err := createSpool(p.cfg.SpoolDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compact: %w", err)
+	}
+	defer removeSpool(hf)
+	bw := bufio.NewWriterSize(f, spoolBuffer)
+	w := newStreamRunWriter(key, p.cfg.BlockSize, bw, &spooledHashes{f: hf, w: bufio.NewWriterSize(hf, spoolBuffer)})
+	if err := mergeSources(ctx, sources, w.add); err != nil {
+		return nil, nil, fmt.Errorf("compact: %w", err)
+	}
+	if w.count() == 0 {
+		return nil, nil, nil
+	}
+	_, ref, err := w.finish()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("compact: write spool %s: %w", f.Name(), err)
+	}
+	index := make([]byte, ref.IndexLen)
+	if _, err := f.ReadAt(index, ref.IndexOff); err != nil {
+		return nil, nil, fmt.Errorf("compact: read spool %s: %w", f.Name(), err)
+	}
+	if err := p.putFileUnique(ctx, key, f, &ref); err != nil {
+		return nil, nil, fmt.Errorf("write run: %w", err)
+	}
+	return &ref, index, nil
+}
+
+// spoolBuffer is the buffer between a streaming merge and each spool.
+const spoolBuffer = 128 << 10
+
+// createSpool creates a hidden spool file in dir.
+func createSpool(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, ".clink-spool-*")
+	if err != nil {
+		return nil, fmt.Errorf("create spool: %w", err)
+	}
+	return f, nil
+}
+
+// removeSpool closes and deletes a spool.
+func removeSpool(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// spooledHashes keeps a streaming run's Bloom filter hashes in a spool
+// file: 16 bytes a record, which would otherwise grow with the run.
+type spooledHashes struct {
+	f   *os.File
+	w   *bufio.Writer
+	err error
+}
+
+func (s *spooledHashes) add(h1, h2 uint64) {
+	if s.err != nil {
+		return
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], h1)
+	binary.LittleEndian.PutUint64(b[8:], h2)
+	_, s.err = s.w.Write(b[:])
+}
+
+// filter reads the n hashes back into a filter sized for them.
+func (s *spooledHashes) filter(n int) (*bloom, error) {
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+	if s.err != nil {
+		return nil, fmt.Errorf("spool hashes %s: %w", s.f.Name(), s.err)
+	}
+	b := emptyBloom(n)
+	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, int64(n)*16), spoolBuffer)
+	var rec [16]byte
+	for range n {
+		if _, err := io.ReadFull(r, rec[:]); err != nil {
+			return nil, fmt.Errorf("read hashes %s: %w", s.f.Name(), err)
+		}
+		b.add(binary.LittleEndian.Uint64(rec[:]), binary.LittleEndian.Uint64(rec[8:]))
+	}
+	return b, nil
+}
+
+// putFileUnique creates key from the spooled run ref, as putUnique does:
+// if key exists, an earlier try whose response was lost succeeded when the
+// object's size and footer (which checksums the index, and so every
+// block) are this run's.
+func (p *Pool) putFileUnique(ctx context.Context, key string, f *os.File, ref *RunRef) error {
+	if err := p.acquire(ctx); err != nil {
+		return err
+	}
+	defer p.release()
+	_, err := p.store.PutFileIfAbsent(ctx, key, f, ref.Size)
+	if !errors.Is(err, ErrPrecondition) {
+		return err
+	}
+	want := make([]byte, footerSizeV3)
+	if _, rerr := f.ReadAt(want, ref.Size-footerSizeV3); rerr != nil {
+		return err
+	}
+	got, size, gerr := p.store.GetRange(ctx, key, ref.Size-footerSizeV3, footerSizeV3)
+	if gerr == nil && size == ref.Size && bytes.Equal(got, want) {
+		return nil
+	}
+	return err
 }
 
 // mergeSources merges sorted, de-duplicated sources (newest first) in key

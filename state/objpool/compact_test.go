@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -35,6 +36,13 @@ func (m *readMeter) GetRange(ctx context.Context, key string, off, n int64) ([]b
 	b, size, err := m.ObjectStore.GetRange(ctx, key, off, n)
 	m.note(len(b))
 	return b, size, err
+}
+
+// filePutter makes a store a FilePutter (its puts read the file whole).
+type filePutter struct{ *readMeter }
+
+func (f filePutter) PutFileIfAbsent(ctx context.Context, key string, file *os.File, size int64) (string, error) {
+	return PutFile(ctx, f.readMeter, key, file, size)
 }
 
 // refMerge is the merge compaction did before it streamed: whole sources in
@@ -75,16 +83,26 @@ func TestCompactionStreams(t *testing.T) {
 		deleteAll bool
 		// readahead is Config.CompactReadahead.
 		readahead int64
+		// spool: the store is a FilePutter, so the output run is
+		// written to a spool file as it is merged.
+		spool bool
 	}{
-		{"tombstones leave a small run", true, 16 << 10},
-		{"overwrites leave a full run", false, 16 << 10},
-		{"overwrites read 128 KiB at a time", false, 128 << 10},
+		{"tombstones leave a small run", true, 16 << 10, false},
+		{"overwrites leave a full run", false, 16 << 10, false},
+		{"overwrites read 128 KiB at a time", false, 128 << 10, false},
+		{"overwrites spooled", false, 16 << 10, true},
+		{"tombstones spooled", true, 16 << 10, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			meter := &readMeter{ObjectStore: NewMemStore()}
-			p, err := New(Config{Store: meter, Partitions: 1, MaxRuns: maxRuns, BlockSize: 4 << 10, SmallRun: 4 << 10,
+			var store ObjectStore = meter
+			if tc.spool {
+				store = filePutter{meter}
+			}
+			spoolDir := t.TempDir()
+			p, err := New(Config{Store: store, SpoolDir: spoolDir, Partitions: 1, MaxRuns: maxRuns, BlockSize: 4 << 10, SmallRun: 4 << 10,
 				CacheBytes: 1 << 20, CompactReadahead: tc.readahead})
 			if err != nil {
 				t.Fatal(err)
@@ -176,13 +194,19 @@ func TestCompactionStreams(t *testing.T) {
 				t.Fatalf("compacted run (%d bytes, %d records) differs from the in-memory merge's (%d bytes, %d records)",
 					len(got), runs[0].Count, len(wantData), len(want))
 			}
+			if left, err := os.ReadDir(spoolDir); err != nil || len(left) > 0 {
+				t.Fatalf("spool dir after the compaction: %d files left (%v), want none", len(left), err)
+			}
 			if calls < 32 {
 				t.Fatalf("the compaction hook ran %d times, want one call per source block", calls)
 			}
 			growth := int64(peak) - int64(base)
-			// Twice the output (its buffer as it grows), two readahead
-			// spans per source and 2 MiB of slack.
-			bound := 2*int64(len(got)) + 2*(maxRuns+1)*tc.readahead + 2<<20
+			// Twice the output (its buffer as it grows) unless spooled,
+			// two readahead spans per source and 2 MiB of slack.
+			bound := 2*(maxRuns+1)*tc.readahead + 2<<20
+			if !tc.spool {
+				bound += 2 * int64(len(got))
+			}
 			t.Logf("input %d bytes in %d runs, output %d bytes; peak heap growth %d (bound %d); largest read %d",
 				input, len(chain), len(got), growth, bound, meter.maxRead)
 			if growth > bound {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"sort"
 	"strings"
 	"sync"
@@ -23,8 +24,15 @@ func NewMemStore() *MemStore { return &MemStore{objs: map[string][]byte{}} }
 // ContentETag is the ETag MemStore and filepool give an object: a hash of
 // its bytes, so a compare-and-swap needs no extra metadata.
 func ContentETag(data []byte) string {
-	sum := sha256.Sum256(data)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`
+	h := sha256.New()
+	h.Write(data)
+	return HashETag(h)
+}
+
+// HashETag is ContentETag of the bytes written to h, a SHA-256 hash, for
+// stores that hash an object as they stream it.
+func HashETag(h hash.Hash) string {
+	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
 }
 
 // Get returns a copy of the object.

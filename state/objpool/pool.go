@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,8 +36,13 @@ type Config struct {
 	// about that much per merged run.
 	CompactReadahead int64
 	// CompactSlots is how many partitions may compact at once (default 2):
-	// each holds its output run until it is written.
+	// each holds its output run until it is written, in memory unless the
+	// store is a FilePutter.
 	CompactSlots int
+	// SpoolDir is where compaction stages its output run when the store is
+	// a FilePutter (default os.TempDir()); its files are hidden (a leading
+	// dot) and removed once published.
+	SpoolDir string
 	// SmallRun: runs up to this size are fetched whole (default 64 KiB).
 	SmallRun int64
 	// Concurrency bounds parallel requests per pool (default 16).
@@ -83,6 +89,9 @@ func (c *Config) defaults() error {
 	}
 	if c.CompactSlots <= 0 {
 		c.CompactSlots = 2
+	}
+	if c.SpoolDir == "" {
+		c.SpoolDir = os.TempDir()
 	}
 	if c.SmallRun <= 0 {
 		c.SmallRun = 64 << 10

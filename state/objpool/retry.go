@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 
@@ -174,6 +175,12 @@ func (r *resilient) GetRange(ctx context.Context, key string, off, n int64) (b [
 
 func (r *resilient) PutIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error) {
 	err = r.do(ctx, func() (e error) { etag, e = r.inner.PutIfAbsent(ctx, key, data); return e })
+	return etag, err
+}
+
+// PutFileIfAbsent streams where the inner store can (PutFile).
+func (r *resilient) PutFileIfAbsent(ctx context.Context, key string, f *os.File, size int64) (etag string, err error) {
+	err = r.do(ctx, func() (e error) { etag, e = PutFile(ctx, r.inner, key, f, size); return e })
 	return etag, err
 }
 

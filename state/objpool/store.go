@@ -6,6 +6,8 @@ package objpool
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 )
 
 // ObjectStore is the little an object store must offer: whole and ranged
@@ -60,3 +62,28 @@ var (
 	// fail fast until its cool-down ends.
 	ErrCircuitOpen = errors.New("object store circuit breaker open")
 )
+
+// FilePutter is an ObjectStore that can create an object from a local file
+// without reading it into memory. A pool whose store offers it writes the
+// runs compaction merges to a spool file first (Config.SpoolDir), so a
+// partition's base run, which grows with the state, is never held whole
+// in memory (docs/object-layout.md "Compaction").
+type FilePutter interface {
+	// PutFileIfAbsent creates key from the first size bytes of f, as
+	// PutIfAbsent does. It may read f from any offset, and again on a
+	// retry; it leaves f open.
+	PutFileIfAbsent(ctx context.Context, key string, f *os.File, size int64) (etag string, err error)
+}
+
+// PutFile creates key from the first size bytes of f on s: streamed where
+// s is a FilePutter, read into memory otherwise (test wrappers).
+func PutFile(ctx context.Context, s ObjectStore, key string, f *os.File, size int64) (string, error) {
+	if fp, ok := s.(FilePutter); ok {
+		return fp.PutFileIfAbsent(ctx, key, f, size)
+	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return "", fmt.Errorf("read spool %s: %w", f.Name(), err)
+	}
+	return s.PutIfAbsent(ctx, key, data)
+}

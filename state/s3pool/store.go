@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,10 @@ type Store struct {
 	endpoint string
 }
 
-var _ objpool.ObjectStore = (*Store)(nil)
+var (
+	_ objpool.ObjectStore = (*Store)(nil)
+	_ objpool.FilePutter  = (*Store)(nil)
+)
 
 // String names the bucket, prefix and endpoint (never credentials).
 func (s *Store) String() string {
@@ -104,6 +108,19 @@ func totalSize(contentRange string) int64 {
 // PutIfAbsent writes with If-None-Match: *.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	return s.put(ctx, "put if absent", key, data, &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
+}
+
+// PutFileIfAbsent writes the first size bytes of f with If-None-Match: *,
+// streaming them from the file (objpool.FilePutter), so a compaction's
+// output run is never in memory.
+func (s *Store) PutFileIfAbsent(ctx context.Context, key string, f *os.File, size int64) (string, error) {
+	in := &s3.PutObjectInput{IfNoneMatch: aws.String("*"), Bucket: &s.bucket, Key: aws.String(s.key(key)),
+		Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size)}
+	out, err := s.client.PutObject(ctx, in)
+	if err != nil {
+		return "", s.classify("put if absent", key, err)
+	}
+	return aws.ToString(out.ETag), nil
 }
 
 // PutIfMatch writes with If-Match: etag.

@@ -2,6 +2,7 @@ package objpooltest
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,14 @@ func (h *HookStore) PutIfAbsent(ctx context.Context, key string, data []byte) (s
 		return "", err
 	}
 	return h.ObjectStore.PutIfAbsent(ctx, key, data)
+}
+
+// PutFileIfAbsent forwards unless a hook fails it (as "put-absent").
+func (h *HookStore) PutFileIfAbsent(ctx context.Context, key string, f *os.File, size int64) (string, error) {
+	if err := h.before("put-absent", key); err != nil {
+		return "", err
+	}
+	return objpool.PutFile(ctx, h.ObjectStore, key, f, size)
 }
 
 // PutIfMatch forwards unless a hook fails it.

@@ -1,10 +1,12 @@
 package objpooltest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +33,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"DamagedCurrent", testDamagedCurrent},
 		{"DamagedCurrentFork", testDamagedCurrentFork},
 		{"HotKeys", testHotKeys},
+		{"PutFile", testPutFile},
 		{"ScanKeyGroups", testScan},
 		{"TransientRetried", testTransient},
 		{"BreakerOpens", testBreaker},
@@ -274,6 +277,39 @@ func testHotKeys(t *testing.T, s objpool.ObjectStore) {
 	}
 	if got, err := r.HotKeys(ctx, 2); err != nil || len(got) != 0 {
 		t.Fatalf("HotKeys(2) = %v, %v; want none", got, err)
+	}
+}
+
+// testPutFile creates an object from a file (streamed where the store is a
+// FilePutter): the object holds the file's first size bytes, its ETag is
+// the one reads report, and a second put of the key loses.
+func testPutFile(t *testing.T, s objpool.ObjectStore) {
+	ctx := context.Background()
+	f, err := os.CreateTemp(t.TempDir(), "spool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data := make([]byte, 300<<10)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if _, err := f.Write(append(data, "tail past size"...)); err != nil {
+		t.Fatal(err)
+	}
+	etag, err := objpool.PutFile(ctx, s, "runs/spooled", f, int64(len(data)))
+	if err != nil {
+		t.Fatalf("PutFile: %v", err)
+	}
+	got, getTag, err := s.Get(ctx, "runs/spooled")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Get after PutFile: %d bytes, %v; want the file's first %d", len(got), err, len(data))
+	}
+	if getTag != etag {
+		t.Errorf("PutFile ETag %s, Get says %s", etag, getTag)
+	}
+	if _, err := objpool.PutFile(ctx, s, "runs/spooled", f, 10); !errors.Is(err, objpool.ErrPrecondition) {
+		t.Fatalf("second PutFile of a key: %v, want ErrPrecondition", err)
 	}
 }
 
