@@ -246,10 +246,10 @@ func (b *RemoteReadBackend) release(rs []reservation) {
 // loadReserved loads reserved keys (keys[j] is rs[j]'s key, owned by the
 // load) in one batched read, counted as misses now, and calls done(j, ...)
 // for each on the runner (through the resume scheduler; inline without
-// one) once its result is written through. Each fill and its done run in
-// turn, so the reader's write finds the entry it just filled; when someone
-// listens on the bus, every fill runs first and the batch's ReadDone comes
-// before the readers, as GetManyAsync orders them.
+// one) once its result is written through. The batch's ReadDone comes
+// first, then each fill and its done in turn, so the reader's write finds
+// the entry it just filled; the order is the same whether or not anyone
+// listens on the bus, so a listener cannot change what stays hot.
 func (b *RemoteReadBackend) loadReserved(op OpID, rs []reservation, keys []Key, done func(j int, lk Lookup, err error)) {
 	b.mu.Lock()
 	if b.closed {
@@ -278,19 +278,7 @@ func (b *RemoteReadBackend) loadReserved(op OpID, rs []reservation, keys []Key, 
 			}
 			return loaded[j]
 		}
-		if b.opts.Bus.Enabled() {
-			lks := make([]Lookup, n)
-			b.mu.Lock()
-			for j, r := range rs {
-				lks[j] = b.fillLocked(r.e, r.gen, lkAt(j), err)
-			}
-			b.mu.Unlock()
-			b.emitDone(n, err, rt)
-			for j := range rs {
-				done(j, lks[j], err)
-			}
-			return
-		}
+		b.emitDone(n, err, rt)
 		for j, r := range rs {
 			b.mu.Lock()
 			lk := b.fillLocked(r.e, r.gen, lkAt(j), err)
